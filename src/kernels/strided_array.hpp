@@ -1,0 +1,27 @@
+// A non-owning strided N-d array: the argument type of every kernel (fill, copy), host or device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/dtype.hpp"
+
+namespace gts {
+
+inline constexpr int max_ndim = 16;  // == GTSTORAGE_MAX_NDIM
+
+struct strided_array {
+  std::byte* data = nullptr;  ///< Address of element (0, …, 0).
+  int ndim = 0;
+  int64_t shape[max_ndim] = {};    ///< Extents in elements.
+  int64_t strides[max_ndim] = {};  ///< Strides in bytes, may be negative.
+  dtype type{};
+
+  [[nodiscard]] int64_t size() const {
+    int64_t n = 1;
+    for (int d = 0; d < ndim; ++d) n *= shape[d];
+    return n;
+  }
+};
+
+}  // namespace gts
