@@ -1,0 +1,474 @@
+// Every exported gtstorage_* entry point except the error/status functions (boundary.cpp) and
+// DLPack export (interop/dlpack.cpp). Each one: check the C arguments, call into the storage
+// layer inside guarded(), and copy results out.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "capi/boundary.hpp"
+#include "capi/handle_table.hpp"
+#include "capi/interface.hpp"
+#include "device/device_backend.hpp"
+#include "kernels/kernels.hpp"
+#include "layout/allocation_plan.hpp"
+#include "storage/storage.hpp"
+
+using gts::capi::guarded;
+
+namespace {
+
+gts::handle_table& table() { return gts::handle_table::instance(); }
+
+template <class T>
+void check_struct(const T* p, const char* name) {
+  if (p == nullptr) gts::fail_arg(name, "must not be NULL");
+  if (p->struct_size != sizeof(T)) {
+    gts::fail_arg(std::string(name) + ".struct_size",
+                  std::to_string(p->struct_size) + " does not match sizeof = " +
+                      std::to_string(sizeof(T)) +
+                      " of this library (initialize the struct with its _INIT macro)");
+  }
+}
+
+template <class T>
+void check_out(const T* p, const char* name) {
+  if (p == nullptr) gts::fail_arg(name, "must not be NULL");
+}
+
+void check_side(int32_t side) {
+  if (side != GTSTORAGE_SIDE_HOST && side != GTSTORAGE_SIDE_DEVICE) {
+    gts::fail_arg("side", std::to_string(side) + " is not GTSTORAGE_SIDE_HOST (0) or _DEVICE (1)");
+  }
+}
+
+gts::plan_request plan_request_of(const gtstorage_create_options* o) {
+  gts::plan_request r;
+  r.ndim = static_cast<int>(std::min<uint32_t>(o->ndim, 1u << 30));
+  r.shape = o->shape;
+  r.dtype = o->dtype;
+  r.dims = o->dims;
+  r.preset = o->preset;
+  r.layout = o->layout;
+  r.halo = o->halo;
+  r.aligned_index = o->aligned_index;
+  r.alignment_bytes = o->alignment_bytes;
+  return r;
+}
+
+gts::strided_array array_of(const gtstorage_array* a, gts::dtype fallback, const char* name) {
+  check_struct(a, name);
+  return gts::caller_array(a->data, static_cast<int>(std::min<uint32_t>(a->ndim, 1u << 30)),
+                           a->shape, a->strides, a->dtype, fallback, name);
+}
+
+void copy_name(char* dst, size_t size, const char* src) {
+  const size_t n = std::min(std::strlen(src), size - 1);
+  std::memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t gtstorage_version(void) { return GTSTORAGE_VERSION_NUMBER; }
+
+const char* gtstorage_version_string(void) {
+#define GTS_STR2(x) #x
+#define GTS_STR(x) GTS_STR2(x)
+  return GTS_STR(GTSTORAGE_VERSION_MAJOR) "." GTS_STR(GTSTORAGE_VERSION_MINOR) "." GTS_STR(
+      GTSTORAGE_VERSION_PATCH);
+}
+
+int gtstorage_retain(gtstorage_handle handle) {
+  return guarded([&] { table().retain(handle); });
+}
+
+int gtstorage_release(gtstorage_handle handle) {
+  return guarded([&] { table().release(handle); });
+}
+
+int gtstorage_refcount(gtstorage_handle handle, int64_t* out_count) {
+  return guarded([&] {
+    check_out(out_count, "out_count");
+    *out_count = table().refcount(handle);
+  });
+}
+
+int gtstorage_create_options_init(gtstorage_create_options* options) {
+  return guarded([&] {
+    check_out(options, "options");
+    const gtstorage_create_options init = GTSTORAGE_CREATE_OPTIONS_INIT;
+    *options = init;
+  });
+}
+
+int gtstorage_wrap_options_init(gtstorage_wrap_options* options) {
+  return guarded([&] {
+    check_out(options, "options");
+    const gtstorage_wrap_options init = GTSTORAGE_WRAP_OPTIONS_INIT;
+    *options = init;
+  });
+}
+
+int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* out) {
+  return guarded([&] {
+    check_struct(options, "options");
+    check_out(out, "out");
+    gts::create_request req;
+    req.plan = plan_request_of(options);
+    req.init = options->init;
+    req.device = options->device;
+    req.device_id = options->device_id;
+    req.managed = options->managed;
+    req.host_memory = options->host_memory;
+    req.readonly = options->readonly != 0;
+    req.fill_value = options->fill_value;
+    gts::strided_array source;
+    if (options->init == GTSTORAGE_INIT_COPY && options->source != nullptr) {
+      // The source's dtype defaults to the storage's.
+      source = array_of(options->source, gts::parse_dtype(options->dtype), "source");
+      req.source = &source;
+    }
+    *out = table().insert(gts::storage::create(req));
+  });
+}
+
+int gtstorage_wrap(const gtstorage_wrap_options* options, gtstorage_handle* out) {
+  return guarded([&] {
+    check_struct(options, "options");
+    check_out(out, "out");
+    if (options->reserved != 0) gts::fail_arg("options.reserved", "must be 0");
+    gts::wrap_request req;
+    req.ndim = static_cast<int>(std::min<uint32_t>(options->ndim, 1u << 30));
+    req.data = options->data;
+    req.shape = options->shape;
+    req.strides = options->strides;
+    req.dtype = options->dtype;
+    req.dims = options->dims;
+    req.halo = options->halo;
+    req.readonly = options->readonly != 0;
+    req.device_id = options->device_id;
+    req.release = options->release;
+    req.user_data = options->user_data;
+    req.device_data = options->device_data;
+    req.device_strides = options->device_strides;
+    req.sync_state = options->sync_state;
+    auto st = gts::storage::wrap(req);
+    // insert() can only fail when the table is full; the callback then runs as the storage is
+    // destroyed, which is wrong for a failed wrap: detach it first and restore on success.
+    auto buffers = st->buffers;
+    const auto release = buffers->release;
+    buffers->release = nullptr;
+    *out = table().insert(std::move(st));
+    buffers->release = release;
+  });
+}
+
+int gtstorage_plan(const gtstorage_create_options* options, gtstorage_plan_info* out) {
+  return guarded([&] {
+    check_struct(options, "options");
+    check_struct(out, "out");
+    const gts::allocation_plan p = gts::make_plan(plan_request_of(options));
+    const int n = p.ndim;
+    out->ndim = static_cast<uint32_t>(n);
+    for (int d = 0; d < n; ++d) {
+      out->shape[d] = p.shape[d];
+      out->padded_shape[d] = p.padded_shape[d];
+      out->strides[d] = p.strides[d];
+      out->layout[d] = p.layout[d];
+      out->halo[d][0] = p.halo[d][0];
+      out->halo[d][1] = p.halo[d][1];
+      out->aligned_index[d] = p.aligned_index[d];
+      std::memcpy(out->dims[d], p.dims[d].data(), GTSTORAGE_DIM_LABEL_SIZE);
+    }
+    copy_name(out->typestr, sizeof out->typestr, p.type.typestr().c_str());
+    copy_name(out->preset, sizeof out->preset, p.source_preset.name.data());
+    out->itemsize = p.type.itemsize;
+    out->alignment_bytes = p.alignment_bytes;
+    out->byte_offset = p.byte_offset;
+    out->padded_bytes = p.padded_bytes;
+    out->allocation_bytes = p.allocation_bytes;
+    out->contiguous_dim = p.contiguous_dim;
+    const bool gpu = options->device == GTSTORAGE_DEVICE_DEFAULT
+                         ? p.source_preset.device == gts::device_kind::gpu
+                         : options->device == GTSTORAGE_DEVICE_GPU;
+    out->device = gpu ? GTSTORAGE_DEVICE_GPU : GTSTORAGE_DEVICE_CPU;
+  });
+}
+
+int gtstorage_preset_count(int32_t* out_count) {
+  return guarded([&] {
+    check_out(out_count, "out_count");
+    *out_count = gts::preset_count();
+  });
+}
+
+namespace {
+void preset_to_info(const gts::preset& p, gtstorage_preset_info* out) {
+  std::memcpy(out->name, p.name.data(), sizeof out->name);
+  out->reserved = 0;
+  out->alignment = p.alignment;
+  out->alignment_unit = static_cast<int32_t>(p.unit);
+  out->device = static_cast<int32_t>(p.device);
+  out->rule = static_cast<int32_t>(p.rule);
+  for (int a = 0; a < 3; ++a) out->base_layout[a] = p.base_layout[a];
+}
+}  // namespace
+
+int gtstorage_preset_at(int32_t index, gtstorage_preset_info* out) {
+  return guarded([&] {
+    check_struct(out, "out");
+    preset_to_info(gts::preset_at(index), out);
+  });
+}
+
+int gtstorage_preset_find(const char* name, gtstorage_preset_info* out) {
+  return guarded([&] {
+    if (name == nullptr) gts::fail_arg("name", "must not be NULL");
+    check_struct(out, "out");
+    preset_to_info(gts::find_preset(name), out);
+  });
+}
+
+int gtstorage_preset_register(const gtstorage_preset_info* info) {
+  return guarded([&] {
+    check_struct(info, "info");
+    if (info->reserved != 0) gts::fail_arg("info.reserved", "must be 0");
+    gts::preset p;
+    if (strnlen(info->name, sizeof info->name) == sizeof info->name) {
+      gts::fail_arg("name", "is not NUL-terminated within 32 bytes");
+    }
+    std::memcpy(p.name.data(), info->name, sizeof info->name);
+    p.alignment = info->alignment;
+    p.unit = static_cast<gts::alignment_unit>(info->alignment_unit);
+    p.device = static_cast<gts::device_kind>(info->device);
+    p.rule = static_cast<gts::layout_rule>(info->rule);
+    for (int a = 0; a < 3; ++a) p.base_layout[a] = info->base_layout[a];
+    gts::register_preset(p);
+  });
+}
+
+int gtstorage_slice(gtstorage_handle src, const gtstorage_slice_spec* spec, uint32_t nspec,
+                    gtstorage_handle* out) {
+  return guarded([&] {
+    check_out(out, "out");
+    const gts::storage& s = table().get(src);
+    if (spec == nullptr) gts::fail_arg("spec", "must not be NULL");
+    if (nspec != static_cast<uint32_t>(s.ndim)) {
+      gts::fail_arg("nspec", std::to_string(nspec) + " specs given for a storage of ndim " +
+                                 std::to_string(s.ndim));
+    }
+    gts::slice_range r[gts::max_ndim];
+    for (uint32_t d = 0; d < nspec; ++d) {
+      if (spec[d].kind != GTSTORAGE_SLICE_RANGE && spec[d].kind != GTSTORAGE_SLICE_INDEX) {
+        gts::fail_arg("spec", "kind " + std::to_string(spec[d].kind) + " of dimension " +
+                                  std::to_string(d) + " is not GTSTORAGE_SLICE_RANGE or _INDEX");
+      }
+      r[d] = {spec[d].start, spec[d].stop, spec[d].step, spec[d].kind == GTSTORAGE_SLICE_INDEX};
+    }
+    *out = table().insert(s.slice(r, static_cast<int>(nspec)));
+  });
+}
+
+int gtstorage_transpose(gtstorage_handle src, const int32_t* perm, uint32_t nperm,
+                        gtstorage_handle* out) {
+  return guarded([&] {
+    check_out(out, "out");
+    const gts::storage& s = table().get(src);
+    *out = table().insert(s.transpose(perm, static_cast<int>(std::min<uint32_t>(nperm, 1u << 30))));
+  });
+}
+
+int gtstorage_domain_view(gtstorage_handle src, gtstorage_handle* out) {
+  return guarded([&] {
+    check_out(out, "out");
+    *out = table().insert(table().get(src).domain_view());
+  });
+}
+
+int gtstorage_interface(gtstorage_handle handle, int32_t side, gtstorage_interface_info* out) {
+  return guarded([&] {
+    check_struct(out, "out");
+    check_side(side);
+    gts::capi::fill_interface(table().get(handle), static_cast<gts::side>(side), out);
+  });
+}
+
+int gtstorage_data(gtstorage_handle handle, int32_t side, void** out_data) {
+  return guarded([&] {
+    check_out(out_data, "out_data");
+    check_side(side);
+    const gts::storage& s = table().get(handle);
+    if (!s.has(static_cast<gts::side>(side))) gts::capi::fail_no_buffer(s, static_cast<gts::side>(side));
+    *out_data = s.data[side];
+  });
+}
+
+int gtstorage_has_side(gtstorage_handle handle, int32_t side, int32_t* out_has) {
+  return guarded([&] {
+    check_out(out_has, "out_has");
+    check_side(side);
+    *out_has = table().get(handle).has(static_cast<gts::side>(side)) ? 1 : 0;
+  });
+}
+
+int gtstorage_copy(gtstorage_handle dst, gtstorage_handle src) {
+  return guarded([&] {
+    gts::storage& d = table().get(dst);
+    const gts::storage& s = table().get(src);
+    d.copy_from(s);
+  });
+}
+
+int gtstorage_copy_from_array(gtstorage_handle dst, const gtstorage_array* src) {
+  return guarded([&] {
+    gts::storage& d = table().get(dst);
+    d.copy_from_host(array_of(src, d.type, "src"));
+  });
+}
+
+int gtstorage_copy_to_array(const gtstorage_array* dst, gtstorage_handle src) {
+  return guarded([&] {
+    const gts::storage& s = table().get(src);
+    s.copy_to_host(array_of(dst, s.type, "dst"));
+  });
+}
+
+int gtstorage_fill(gtstorage_handle handle, const void* value) {
+  return guarded([&] { table().get(handle).fill(value); });
+}
+
+int gtstorage_fill_double(gtstorage_handle handle, double value) {
+  return guarded([&] {
+    gts::storage& s = table().get(handle);
+    alignas(16) unsigned char converted[16] = {};
+    gts::kernels::convert_element(converted, s.type, &value, gts::dtype{'f', 8});
+    s.fill(converted);
+  });
+}
+
+int gtstorage_sync(gtstorage_handle handle, int32_t op, uint32_t flags) {
+  return guarded([&] {
+    if ((flags & ~uint32_t(GTSTORAGE_SYNC_FLAG_FORCE)) != 0) {
+      gts::fail_arg("flags", std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
+    }
+    const gts::storage& s = table().get(handle);
+    s.buffers->sync(op, (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, s.stream, true);
+  });
+}
+
+int gtstorage_sync_async(gtstorage_handle handle, int32_t op, uint32_t flags, uint64_t stream) {
+  return guarded([&] {
+    if ((flags & ~uint32_t(GTSTORAGE_SYNC_FLAG_FORCE)) != 0) {
+      gts::fail_arg("flags", std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
+    }
+    const gts::storage& s = table().get(handle);
+    s.buffers->sync(op, (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, stream != 0 ? stream : s.stream,
+                    false);
+  });
+}
+
+int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state) {
+  return guarded([&] {
+    check_out(out_state, "out_state");
+    *out_state = static_cast<int32_t>(table().get(handle).buffers->state());
+  });
+}
+
+int gtstorage_acquire(gtstorage_handle handle, int32_t side) {
+  return guarded([&] {
+    check_side(side);
+    const gts::storage& s = table().get(handle);
+    s.buffers->sync(side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_ACQUIRE_HOST : GTSTORAGE_SYNC_ACQUIRE_DEVICE,
+                    false, s.stream, true);
+  });
+}
+
+int gtstorage_touch(gtstorage_handle handle, int32_t side) {
+  return guarded([&] {
+    check_side(side);
+    const gts::storage& s = table().get(handle);
+    s.buffers->sync(side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_TOUCH_HOST : GTSTORAGE_SYNC_TOUCH_DEVICE,
+                    false, s.stream, true);
+  });
+}
+
+int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream) {
+  return guarded([&] { table().get(handle).stream = stream; });
+}
+
+int gtstorage_device_count(int32_t* out_count) {
+  return guarded([&] {
+    check_out(out_count, "out_count");
+    *out_count = gts::device::active().device_count();
+  });
+}
+
+int gtstorage_set_device_backend(const char* name) {
+  return guarded([&] {
+    if (name == nullptr) gts::fail_arg("name", "must not be NULL");
+    if (gts::stats().device_bytes.load() != 0) {
+      gts::fail_arg("name", "cannot switch the device backend while device storages are alive");
+    }
+    gts::device::set_backend(name);
+  });
+}
+
+int gtstorage_get_device_backend(char* buf, size_t size) {
+  return guarded([&] {
+    if (buf == nullptr) gts::fail_arg("buf", "must not be NULL");
+    const char* name = gts::device::active().name();
+    if (std::strlen(name) + 1 > size) {
+      gts::fail(gts::error_kind::buffer_too_small,
+                "size: " + std::to_string(size) + " bytes cannot hold '" + name + "'");
+    }
+    std::memcpy(buf, name, std::strlen(name) + 1);
+  });
+}
+
+int gtstorage_set_device(int32_t device_id) {
+  return guarded([&] {
+    const int count = gts::device::active().device_count();
+    if (device_id < 0 || device_id >= count) {
+      gts::fail_arg("device_id", std::to_string(device_id) + " is out of range 0 … " +
+                                     std::to_string(count - 1) + " (" + std::to_string(count) +
+                                     " devices)");
+    }
+    gts::device::set_current_device(device_id);
+  });
+}
+
+int gtstorage_get_stats(gtstorage_stats* out) {
+  return guarded([&] {
+    check_struct(out, "out");
+    const gts::global_stats& s = gts::stats();
+    out->live_handles = s.live_handles.load();
+    out->live_buffers = s.live_buffers.load();
+    out->host_bytes = s.host_bytes.load();
+    out->device_bytes = s.device_bytes.load();
+    out->h2d_count = s.transfers.h2d_count.load();
+    out->h2d_bytes = s.transfers.h2d_bytes.load();
+    out->d2h_count = s.transfers.d2h_count.load();
+    out->d2h_bytes = s.transfers.d2h_bytes.load();
+    out->reserved = 0;
+  });
+}
+
+int gtstorage_reset_transfer_stats(void) {
+  return guarded([&] { gts::stats().transfers.reset(); });
+}
+
+int gtstorage_get_transfer_stats(gtstorage_handle handle, gtstorage_transfer_stats* out) {
+  return guarded([&] {
+    check_struct(out, "out");
+    const gts::transfer_counters& t = table().get(handle).buffers->transfers;
+    out->h2d_count = t.h2d_count.load();
+    out->h2d_bytes = t.h2d_bytes.load();
+    out->d2h_count = t.d2h_count.load();
+    out->d2h_bytes = t.d2h_bytes.load();
+    out->reserved = 0;
+  });
+}
+
+}  // extern "C"

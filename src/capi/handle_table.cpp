@@ -1,0 +1,89 @@
+#include "capi/handle_table.hpp"
+
+#include <string>
+
+#include "common/errors.hpp"
+
+namespace gts {
+namespace {
+
+[[noreturn]] void bad_handle(uint64_t h, const char* why) {
+  fail(error_kind::invalid_handle, "handle: " + std::to_string(h) + " " + why);
+}
+
+}  // namespace
+
+handle_table& handle_table::instance() {
+  // Leaked on purpose: handles may still be released from static destructors of other objects.
+  static handle_table* table = new handle_table();
+  return *table;
+}
+
+handle_table::slot* handle_table::find(uint64_t h) const {
+  const uint32_t index = static_cast<uint32_t>(h & 0xffffffffu);
+  const uint32_t gen = static_cast<uint32_t>(h >> 32);
+  if (h == 0 || index == 0) bad_handle(h, "is not a handle (null)");
+  const uint32_t i = index - 1;
+  if (i >= used_.load(std::memory_order_acquire) || (gen & 1u) == 0) {
+    bad_handle(h, "was never issued by this library");
+  }
+  slot* s = &chunks_[i >> chunk_bits].load(std::memory_order_acquire)[i & (chunk_size - 1)];
+  if (s->generation.load(std::memory_order_acquire) != gen) {
+    bad_handle(h, "was already released (stale handle)");
+  }
+  return s;
+}
+
+uint64_t handle_table::insert(std::unique_ptr<storage> obj) {
+  uint32_t i = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!free_.empty()) {
+      i = free_.back();
+      free_.pop_back();
+    } else {
+      i = used_.load(std::memory_order_relaxed);
+      if (i >= max_chunks * chunk_size) {
+        fail(error_kind::out_of_memory, "handle table full (" + std::to_string(i) + " live handles)");
+      }
+      if ((i & (chunk_size - 1)) == 0) {
+        chunks_[i >> chunk_bits].store(new slot[chunk_size], std::memory_order_release);
+      }
+      free_.reserve(i + 1);  // release() must not allocate
+      used_.store(i + 1, std::memory_order_release);
+    }
+  }
+  slot& s = chunks_[i >> chunk_bits].load(std::memory_order_acquire)[i & (chunk_size - 1)];
+  s.object.store(obj.release(), std::memory_order_relaxed);
+  s.refs.store(1, std::memory_order_relaxed);
+  const uint32_t gen = s.generation.load(std::memory_order_relaxed) + 1;  // even -> odd: live
+  s.generation.store(gen, std::memory_order_release);
+  stats().live_handles.fetch_add(1, std::memory_order_relaxed);
+  return (static_cast<uint64_t>(gen) << 32) | (i + 1);
+}
+
+storage& handle_table::get(uint64_t h) const { return *find(h)->object.load(std::memory_order_acquire); }
+
+void handle_table::retain(uint64_t h) { find(h)->refs.fetch_add(1, std::memory_order_relaxed); }
+
+int64_t handle_table::refcount(uint64_t h) const { return find(h)->refs.load(std::memory_order_relaxed); }
+
+void handle_table::release(uint64_t h) {
+  slot* s = find(h);
+  if (s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  const uint32_t gen = static_cast<uint32_t>(h >> 32);
+  uint32_t expected = gen;
+  // Retire the generation first so concurrent lookups of this handle fail from here on.
+  if (!s->generation.compare_exchange_strong(expected, gen + 1, std::memory_order_acq_rel)) {
+    bad_handle(h, "was already released (stale handle)");
+  }
+  storage* obj = s->object.exchange(nullptr, std::memory_order_acq_rel);
+  stats().live_handles.fetch_sub(1, std::memory_order_relaxed);
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(static_cast<uint32_t>((h & 0xffffffffu) - 1));
+  }
+  delete obj;
+}
+
+}  // namespace gts

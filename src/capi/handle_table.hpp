@@ -1,0 +1,49 @@
+// Generation-checked handle table. A handle is (generation << 32 | slot + 1); a slot's
+// generation is odd while live and bumped on release, so a released, reused or invented handle
+// never matches. Slots live in fixed chunks that are never moved or freed, so lookups are
+// lock-free (two atomic loads); only issuing and retiring handles takes the mutex.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "storage/storage.hpp"
+
+namespace gts {
+
+class handle_table {
+ public:
+  static handle_table& instance();
+
+  /// Issues a handle owning @p s (reference count 1).
+  uint64_t insert(std::unique_ptr<storage> s);
+  /// The storage behind @p h; throws invalid_handle.
+  storage& get(uint64_t h) const;
+  void retain(uint64_t h);
+  /// Drops one reference; at zero the storage is destroyed.
+  void release(uint64_t h);
+  int64_t refcount(uint64_t h) const;
+
+ private:
+  static constexpr uint32_t chunk_bits = 12;
+  static constexpr uint32_t chunk_size = 1u << chunk_bits;
+  static constexpr uint32_t max_chunks = 4096;
+
+  struct slot {
+    std::atomic<uint32_t> generation{0};
+    std::atomic<int64_t> refs{0};
+    std::atomic<storage*> object{nullptr};
+  };
+
+  slot* find(uint64_t h) const;
+
+  std::atomic<slot*> chunks_[max_chunks] = {};
+  std::atomic<uint32_t> used_{0};
+  std::mutex mutex_;
+  std::vector<uint32_t> free_;
+};
+
+}  // namespace gts

@@ -1,0 +1,41 @@
+// Presets: the alignment, device and layout rule a backend wants (GT4Py's LayoutInfo). Built-in
+// presets are an immutable table searched without locking; presets registered at run time live
+// in a mutex-guarded list behind it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gts {
+
+enum class layout_rule : int32_t { by_dims = 0, c_order = 1, fortran_order = 2 };
+enum class alignment_unit : int32_t { elements = 0, bytes = 1 };
+enum class device_kind : int32_t { cpu = 1, gpu = 2 };
+
+struct preset {
+  std::array<char, 32> name{};
+  int64_t alignment = 1;
+  alignment_unit unit = alignment_unit::elements;
+  device_kind device = device_kind::cpu;
+  layout_rule rule = layout_rule::by_dims;
+  std::array<int32_t, 3> base_layout{0, 1, 2};  ///< Ranks of I, J, K (0 = slowest).
+  bool builtin = false;
+
+  /// Alignment in bytes for elements of @p itemsize bytes.
+  [[nodiscard]] int64_t alignment_bytes(int64_t itemsize) const {
+    return unit == alignment_unit::elements ? alignment * itemsize : alignment;
+  }
+};
+
+/// Finds a preset by name; throws unknown_preset (message lists every known name).
+preset find_preset(const char* name);
+/// Number of presets (built-in first, then registered ones, in registration order).
+int preset_count();
+/// Preset number @p index; throws invalid_argument when out of range.
+preset preset_at(int index);
+/// Registers or replaces a user preset; validates it; built-ins cannot be replaced.
+void register_preset(const preset& p);
+
+}  // namespace gts

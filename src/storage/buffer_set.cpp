@@ -1,0 +1,141 @@
+#include "storage/buffer_set.hpp"
+
+#include <string>
+
+#include "common/errors.hpp"
+#include "kernels/kernels.hpp"
+
+namespace gts {
+
+global_stats& stats() {
+  static global_stats s;
+  return s;
+}
+
+buffer_set::buffer_set() { stats().live_buffers.fetch_add(1, std::memory_order_relaxed); }
+
+buffer_set::~buffer_set() {
+  for (side_buffer* b : {&host, &device}) {
+    switch (b->owner) {
+      case side_owner::host_block:
+        free_host(b->block);
+        stats().host_bytes.fetch_sub(static_cast<int64_t>(b->block.bytes), std::memory_order_relaxed);
+        break;
+      case side_owner::backend:
+        device::active().free(b->base, b->kind, b->device_id);
+        (b->kind == device::memory_kind::pinned_host ? stats().host_bytes : stats().device_bytes)
+            .fetch_sub(b->bytes, std::memory_order_relaxed);
+        break;
+      default: break;
+    }
+  }
+  if (release != nullptr) release(release_user_data);
+  stats().live_buffers.fetch_sub(1, std::memory_order_relaxed);
+}
+
+sync_state buffer_set::state() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return state_;
+}
+
+// Moves the whole buffer to side @p to. Layouts equal and both sides dense: one contiguous copy
+// of the padded allocation; otherwise an element-wise (layout-changing) copy of the root array.
+void buffer_set::copy_side(side to, uint64_t stream) {
+  side_buffer& dst = get(to);
+  const side_buffer& src = get(to == side::host ? side::device : side::host);
+  const auto dir = to == side::device ? device::direction::host_to_device
+                                      : device::direction::device_to_host;
+  device::backend& be = device::active();
+  int64_t moved = 0;
+  bool same_layout = dst.full.ndim == src.full.ndim;
+  for (int d = 0; same_layout && d < dst.full.ndim; ++d) {
+    same_layout = dst.full.strides[d] == src.full.strides[d];
+  }
+  if (same_layout && dst.dense_allocation && src.dense_allocation && dst.bytes == src.bytes) {
+    be.copy(dst.base, src.base, static_cast<size_t>(src.bytes), dir, stream);
+    moved = src.bytes;
+  } else {
+    be.copy_strided(dst.full, src.full, dir, stream);
+    moved = src.full.size() * src.full.type.itemsize;
+  }
+  if (to == side::device) {
+    transfers.add_h2d(moved);
+    stats().transfers.add_h2d(moved);
+  } else {
+    transfers.add_d2h(moved);
+    stats().transfers.add_d2h(moved);
+  }
+}
+
+void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
+  enum : int {
+    host_to_device = 1, device_to_host, synchronize, set_host_modified, set_device_modified,
+    set_synchronized, acquire_host, acquire_device, touch_host, touch_device
+  };
+  if (op < host_to_device || op > touch_device) {
+    fail_arg("op", std::to_string(op) + " is not a gtstorage_sync_op (1 … 10)");
+  }
+  if (stream == 0) stream = default_stream;
+
+  // Unified memory: one buffer, so "sync" means moving pages to where they will be used.
+  if (host.owner == side_owner::alias || device.owner == side_owner::alias) {
+    const side_buffer& b = host.owner == side_owner::alias ? device : host;
+    device::backend& be = device::active();
+    if (op == acquire_device || op == host_to_device) {
+      be.prefetch(b.base, static_cast<size_t>(b.bytes), b.device_id, stream);
+    } else if (op == acquire_host || op == device_to_host || op == synchronize) {
+      be.prefetch(b.base, static_cast<size_t>(b.bytes), -1, stream);
+    }
+    if (wait) be.synchronize(stream);
+    return;
+  }
+  // Host-only or device-only storages: every op is a valid no-op.
+  if (!mirrored()) return;
+
+  const std::lock_guard<std::mutex> lock(mutex_);
+  auto move_to = [&](side to) {
+    copy_side(to, stream);
+    if (wait) device::active().synchronize(stream);
+    state_ = sync_state::clean;
+  };
+  auto mark = [&](sync_state dirty, const char* name) {
+    const sync_state other =
+        dirty == sync_state::host_dirty ? sync_state::device_dirty : sync_state::host_dirty;
+    if (state_ == other && !force) {
+      fail(error_kind::sync_conflict,
+           std::string("op: ") + name + " while the other side is already marked modified; "
+           "sync first (or pass GTSTORAGE_SYNC_FLAG_FORCE to discard the other side's changes)");
+    }
+    state_ = dirty;
+  };
+  switch (op) {
+    case host_to_device:
+      if (state_ == sync_state::host_dirty || force) move_to(side::device);
+      break;
+    case device_to_host:
+      if (state_ == sync_state::device_dirty || force) move_to(side::host);
+      break;
+    case synchronize:
+      if (state_ == sync_state::host_dirty) move_to(side::device);
+      else if (state_ == sync_state::device_dirty) move_to(side::host);
+      break;
+    case set_host_modified:
+    case touch_host: mark(sync_state::host_dirty, "set_host_modified"); break;
+    case set_device_modified:
+    case touch_device: mark(sync_state::device_dirty, "set_device_modified"); break;
+    case set_synchronized: state_ = sync_state::clean; break;
+    case acquire_host:
+      if (state_ == sync_state::device_dirty || (force && state_ == sync_state::clean)) {
+        move_to(side::host);
+      }
+      break;
+    case acquire_device:
+      if (state_ == sync_state::host_dirty || (force && state_ == sync_state::clean)) {
+        move_to(side::device);
+      }
+      break;
+    default: break;
+  }
+}
+
+}  // namespace gts

@@ -1,0 +1,82 @@
+// The memory behind a storage and all of its views: a host side and/or a device side, the one
+// sync state they share (GDP-3 SyncState), per-buffer transfer counters, and the wrap release
+// callback. Views hold it through shared_ptr, so the last view to go frees it.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "device/device_backend.hpp"
+#include "kernels/strided_array.hpp"
+#include "memory/host_allocator.hpp"
+#include "storage/stats.hpp"
+
+namespace gts {
+
+enum class sync_state : int32_t { clean = 0, host_dirty = 1, device_dirty = 2 };
+enum class side : int32_t { host = 0, device = 1 };
+enum class managed_kind : int32_t { none = 1, mirror = 2, unified = 3 };
+
+enum class side_owner {
+  none,         ///< No buffer on this side.
+  host_block,   ///< Allocated by allocate_host().
+  backend,      ///< Allocated by the device backend (device, unified or pinned memory).
+  alias,        ///< Same memory as the other side (unified memory); freed there.
+  wrapped,      ///< Caller's memory; never freed by us.
+};
+
+struct side_buffer {
+  side_owner owner = side_owner::none;
+  std::byte* base = nullptr;  ///< Start of the allocation (or of the wrapped span).
+  int64_t bytes = 0;          ///< Size of the allocation (or of the wrapped span).
+  host_block block{};         ///< For side_owner::host_block.
+  device::memory_kind kind = device::memory_kind::device;  ///< For side_owner::backend.
+  int device_id = 0;          ///< Device ordinal of backend memory.
+  int dl_device_type = 1;     ///< DLPack device type reported for this side.
+  int dl_device_id = 0;
+  /// The whole root array on this side (element (0, …, 0) of the storage as created): syncs
+  /// always move the whole buffer, whichever view asked.
+  strided_array full{};
+  /// The root array covers [base, base + bytes) exactly, padding included, so the whole side can
+  /// move as one contiguous copy.
+  bool dense_allocation = false;
+
+  [[nodiscard]] bool present() const { return owner != side_owner::none; }
+};
+
+using release_callback = void (*)(void*);
+
+class buffer_set {
+ public:
+  buffer_set();
+  ~buffer_set();
+  buffer_set(const buffer_set&) = delete;
+  buffer_set& operator=(const buffer_set&) = delete;
+
+  side_buffer host;
+  side_buffer device;
+  managed_kind managed = managed_kind::none;
+  release_callback release = nullptr;
+  void* release_user_data = nullptr;
+  transfer_counters transfers;
+  uint64_t default_stream = 0;
+
+  [[nodiscard]] side_buffer& get(side s) { return s == side::host ? host : device; }
+  [[nodiscard]] const side_buffer& get(side s) const { return s == side::host ? host : device; }
+  /// Both sides exist as separate memory and must be kept in sync.
+  [[nodiscard]] bool mirrored() const {
+    return host.present() && device.present() && host.owner != side_owner::alias &&
+           device.owner != side_owner::alias;
+  }
+
+  sync_state state() const;
+  /// Applies one gtstorage_sync op (the values of gtstorage_sync_op). Thread-safe.
+  void sync(int op, bool force, uint64_t stream, bool wait);
+
+ private:
+  void copy_side(side to, uint64_t stream);  // requires lock
+  mutable std::mutex mutex_;
+  sync_state state_ = sync_state::clean;
+};
+
+}  // namespace gts

@@ -1,0 +1,614 @@
+#include "storage/storage.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "kernels/kernels.hpp"
+#include "layout/checked_math.hpp"
+
+namespace gts {
+namespace {
+
+constexpr int op_set_host_modified = 4;
+constexpr int op_set_device_modified = 5;
+constexpr int op_acquire_host = 7;
+constexpr int op_acquire_device = 8;
+
+int idx(side s) { return static_cast<int>(s); }
+
+strided_array root_array(std::byte* element0, const allocation_plan& plan) {
+  strided_array a;
+  a.data = element0;
+  a.ndim = plan.ndim;
+  a.type = plan.type;
+  for (int d = 0; d < plan.ndim; ++d) {
+    a.shape[d] = plan.shape[d];
+    a.strides[d] = plan.strides[d];
+  }
+  return a;
+}
+
+strided_array bytes_array(std::byte* base, int64_t bytes) {
+  strided_array a;
+  a.data = base;
+  a.ndim = 1;
+  a.shape[0] = bytes;
+  a.strides[0] = 1;
+  a.type = dtype{'u', 1};
+  return a;
+}
+
+// Lowest and one-past-highest byte touched by an array (empty arrays touch nothing).
+void span_of(const strided_array& a, std::byte*& lo, std::byte*& hi) {
+  int64_t low = 0, high = a.type.itemsize;
+  for (int d = 0; d < a.ndim; ++d) {
+    if (a.shape[d] == 0) {
+      lo = hi = a.data;
+      return;
+    }
+    const int64_t reach = a.strides[d] * (a.shape[d] - 1);
+    (reach < 0 ? low : high) += reach;
+  }
+  lo = a.data + low;
+  hi = a.data + high;
+}
+
+bool host_accessible(const storage& s, side sd) {
+  return sd == side::host || s.buffers->device.kind == device::memory_kind::unified;
+}
+
+// Side a read of @p s uses: the host unless only the device holds current data.
+side read_side(const storage& s) {
+  if (!s.has(side::host)) return side::device;
+  if (s.buffers->mirrored() && s.buffers->state() == sync_state::device_dirty) return side::device;
+  return side::host;
+}
+
+// Side a write to @p s uses (host if it has one); for mirrors that side is made current first,
+// so a partial write leaves no stale remainder, and marked modified afterwards by the caller.
+side prepare_write(const storage& s) {
+  if (s.readonly) fail(error_kind::readonly, "handle: the storage is read-only");
+  const side sd = s.has(side::host) ? side::host : side::device;
+  if (s.buffers->mirrored()) {
+    s.buffers->sync(sd == side::host ? op_acquire_host : op_acquire_device, false, s.stream, true);
+  }
+  return sd;
+}
+
+void finish_write(const storage& s, side sd) {
+  if (s.buffers->mirrored()) {
+    s.buffers->sync(sd == side::host ? op_set_host_modified : op_set_device_modified, false,
+                    s.stream, true);
+  }
+}
+
+device::direction direction_of(bool dst_host, bool src_host) {
+  if (dst_host && !src_host) return device::direction::device_to_host;
+  if (!dst_host && src_host) return device::direction::host_to_device;
+  return device::direction::device_to_device;
+}
+
+// Copies between any two arrays where either may be device memory. Host<->host converts
+// dtypes; transfers involving a device go through a host staging array when dtypes differ.
+void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
+                 uint64_t stream) {
+  if (dst_host && src_host) {
+    kernels::copy(dst, src);
+    return;
+  }
+  device::backend& be = device::active();
+  if (dst.type == src.type) {
+    be.copy_strided(dst, src, direction_of(dst_host, src_host), stream);
+    be.synchronize(stream);
+    return;
+  }
+  // Convert on the host: stage the device-side operand as a C-contiguous host array.
+  const strided_array& dev = src_host ? dst : src;
+  strided_array staged = dev;
+  int64_t stride = dev.type.itemsize;
+  for (int d = dev.ndim - 1; d >= 0; --d) {
+    staged.strides[d] = stride;
+    stride = checked_mul(stride, std::max<int64_t>(dev.shape[d], 1), "shape");
+  }
+  std::vector<std::byte> tmp(static_cast<size_t>(stride));
+  staged.data = tmp.data();
+  if (src_host) {  // host src -> device dst
+    kernels::copy(staged, src);
+    be.copy_strided(dst, staged, device::direction::host_to_device, stream);
+    be.synchronize(stream);
+  } else {
+    be.copy_strided(staged, src, device::direction::device_to_host, stream);
+    be.synchronize(stream);
+    if (dst_host) {
+      kernels::copy(dst, staged);
+    } else {
+      strided_array converted = staged;
+      std::vector<std::byte> tmp2(static_cast<size_t>(stride / dev.type.itemsize * dst.type.itemsize));
+      int64_t s2 = dst.type.itemsize;
+      for (int d = dst.ndim - 1; d >= 0; --d) {
+        converted.strides[d] = s2;
+        s2 *= std::max<int64_t>(dst.shape[d], 1);
+      }
+      converted.type = dst.type;
+      converted.data = tmp2.data();
+      kernels::copy(converted, staged);
+      be.copy_strided(dst, converted, device::direction::host_to_device, stream);
+      be.synchronize(stream);
+    }
+  }
+}
+
+void check_same_shape(int ndim_a, const int64_t* a, int ndim_b, const int64_t* b, const char* param) {
+  bool same = ndim_a == ndim_b;
+  for (int d = 0; same && d < ndim_a; ++d) same = a[d] == b[d];
+  if (!same) {
+    auto show = [](int n, const int64_t* s) {
+      std::string t = "(";
+      for (int d = 0; d < n; ++d) t += (d ? ", " : "") + std::to_string(s[d]);
+      return t + ")";
+    };
+    fail(error_kind::shape_mismatch,
+         std::string(param) + ": shape " + show(ndim_b, b) + " does not match " + show(ndim_a, a));
+  }
+}
+
+// Rejects strides that are not multiples of the item size or that let two elements overlap.
+// Sufficient test: sorted by |stride|, each stride must clear the whole extent of the smaller ones.
+void check_strides(const int64_t* shape, const int64_t* strides, int ndim, int64_t itemsize,
+                   const char* param) {
+  std::array<int, max_ndim> order{};
+  int n = 0;
+  for (int d = 0; d < ndim; ++d) {
+    if (strides[d] % itemsize != 0) {
+      fail_arg(param, "stride " + std::to_string(strides[d]) + " of dimension " + std::to_string(d) +
+                          " is not a multiple of the item size " + std::to_string(itemsize));
+    }
+    if (shape[d] == 0) return;  // empty: nothing can overlap
+    if (shape[d] > 1) order[n++] = d;
+  }
+  std::sort(order.begin(), order.begin() + n,
+            [&](int a, int b) { return std::llabs(strides[a]) < std::llabs(strides[b]); });
+  int64_t reach = itemsize;  // bytes spanned by the dims sorted so far
+  for (int i = 0; i < n; ++i) {
+    const int d = order[i];
+    const int64_t s = std::llabs(strides[d]);
+    if (s < reach) {
+      fail_arg(param, "stride " + std::to_string(strides[d]) + " of dimension " + std::to_string(d) +
+                          " makes elements overlap (needs |stride| ≥ " + std::to_string(reach) + ")");
+    }
+    reach = checked_add(reach, checked_mul(s, shape[d] - 1, param), param);
+  }
+}
+
+}  // namespace
+
+strided_array storage::array(side s) const {
+  strided_array a;
+  a.data = data[idx(s)];
+  a.ndim = ndim;
+  a.type = type;
+  for (int d = 0; d < ndim; ++d) {
+    a.shape[d] = shape[d];
+    a.strides[d] = strides[idx(s)][d];
+  }
+  return a;
+}
+
+int64_t storage::size() const {
+  int64_t n = 1;
+  for (int d = 0; d < ndim; ++d) n *= shape[d];
+  return n;
+}
+
+strided_array caller_array(void* data, int ndim, const int64_t* shape, const int64_t* strides,
+                           const char* dtype_str, dtype fallback, const char* param) {
+  const std::string p(param);
+  if (ndim < 0 || ndim > max_ndim) {
+    fail_arg(p + ".ndim", std::to_string(ndim) + " is out of range 0 … " + std::to_string(max_ndim));
+  }
+  if (shape == nullptr && ndim > 0) fail_arg(p + ".shape", "must not be NULL");
+  strided_array a;
+  a.ndim = ndim;
+  a.type = dtype_str ? parse_dtype(dtype_str, (p + ".dtype").c_str()) : fallback;
+  int64_t stride = a.type.itemsize;
+  bool empty = false;
+  for (int d = ndim - 1; d >= 0; --d) {
+    if (shape[d] < 0) {
+      fail_arg(p + ".shape", "extent " + std::to_string(shape[d]) + " of dimension " +
+                                 std::to_string(d) + " must be ≥ 0");
+    }
+    a.shape[d] = shape[d];
+    a.strides[d] = strides ? strides[d] : stride;
+    stride = checked_mul(stride, std::max<int64_t>(shape[d], 1), (p + ".shape").c_str());
+    empty = empty || shape[d] == 0;
+  }
+  if (strides != nullptr) check_strides(a.shape, a.strides, ndim, a.type.itemsize, (p + ".strides").c_str());
+  if (data == nullptr && !empty) fail_arg(p + ".data", "must not be NULL");
+  a.data = static_cast<std::byte*>(data);
+  return a;
+}
+
+std::unique_ptr<storage> storage::create(const create_request& req) {
+  const allocation_plan plan = make_plan(req.plan);
+  if (req.device < 0 || req.device > 2) {
+    fail_arg("device", std::to_string(req.device) + " is not a gtstorage_device (0 default, 1 CPU, 2 GPU)");
+  }
+  if (req.managed < 0 || req.managed > 3) {
+    fail_arg("managed", std::to_string(req.managed) + " is not a gtstorage_managed (0 … 3)");
+  }
+  if (req.host_memory < 0 || req.host_memory > 1) {
+    fail_arg("host_memory", std::to_string(req.host_memory) + " is not a gtstorage_host_memory (0 pageable, 1 pinned)");
+  }
+  if (req.init < 0 || req.init > 4) {
+    fail_arg("init", std::to_string(req.init) + " is not a gtstorage_init (0 … 4)");
+  }
+  if (req.init == 3 && req.fill_value == nullptr) fail_arg("fill_value", "must not be NULL with GTSTORAGE_INIT_VALUE");
+  if (req.init == 4) {
+    if (req.source == nullptr) fail_arg("source", "must not be NULL with GTSTORAGE_INIT_COPY");
+    check_same_shape(plan.ndim, plan.shape.data(), req.source->ndim, req.source->shape, "source");
+  }
+  const bool gpu = req.device == 0 ? plan.source_preset.device == device_kind::gpu : req.device == 2;
+  managed_kind managed = managed_kind::none;
+  if (gpu) {
+    managed = req.managed == 2 ? managed_kind::mirror
+              : req.managed == 3 ? managed_kind::unified : managed_kind::none;
+  } else if (req.managed >= 2) {
+    fail_arg("managed", "a CPU storage cannot be managed (GTSTORAGE_MANAGED_MIRROR/UNIFIED need device = GPU)");
+  }
+  if (req.device_id < -1) fail_arg("device_id", std::to_string(req.device_id) + " must be ≥ -1");
+
+  auto buffers = std::make_shared<buffer_set>();
+  buffers->managed = managed;
+  const auto bytes = static_cast<size_t>(plan.allocation_bytes);
+  const size_t align = static_cast<size_t>(std::max<int64_t>(plan.alignment_bytes, 64));
+  const bool need_host = !gpu || managed == managed_kind::mirror;
+  const bool need_device = gpu;
+  int device_id = 0;
+  if (gpu || req.host_memory == 1) {
+    device::backend& be = device::active();
+    if (be.device_count() <= 0) {
+      fail(error_kind::no_device, std::string("device: no usable GPU (device backend '") + be.name() +
+                                      "' reports 0 devices); use a CPU preset or set "
+                                      "GTSTORAGE_DEVICE_BACKEND=emulated for testing");
+    }
+    device_id = req.device_id >= 0 ? req.device_id : device::current_device();
+    if (device_id >= be.device_count()) {
+      fail_arg("device_id", std::to_string(device_id) + " is out of range 0 … " +
+                                std::to_string(be.device_count() - 1));
+    }
+  }
+
+  if (need_host) {
+    side_buffer& h = buffers->host;
+    if (req.host_memory == 1) {
+      h.base = static_cast<std::byte*>(
+          device::active().allocate(bytes, align, device::memory_kind::pinned_host, device_id));
+      h.owner = side_owner::backend;
+      h.kind = device::memory_kind::pinned_host;
+      h.device_id = device_id;
+      h.dl_device_type = device::active().dl_device_type(device::memory_kind::pinned_host);
+      stats().host_bytes.fetch_add(plan.allocation_bytes, std::memory_order_relaxed);
+    } else {
+      h.block = allocate_host(bytes, align);
+      h.base = static_cast<std::byte*>(h.block.ptr);
+      h.owner = side_owner::host_block;
+      stats().host_bytes.fetch_add(static_cast<int64_t>(h.block.bytes), std::memory_order_relaxed);
+    }
+    h.bytes = plan.allocation_bytes;
+    h.full = root_array(h.base + plan.byte_offset, plan);
+    h.dense_allocation = true;
+  }
+  if (need_device) {
+    side_buffer& dv = buffers->device;
+    const auto kind = managed == managed_kind::unified ? device::memory_kind::unified
+                                                       : device::memory_kind::device;
+    dv.base = static_cast<std::byte*>(device::active().allocate(bytes, align, kind, device_id));
+    dv.owner = side_owner::backend;
+    dv.kind = kind;
+    dv.device_id = device_id;
+    dv.dl_device_type = device::active().dl_device_type(kind);
+    dv.dl_device_id = device_id;
+    dv.bytes = plan.allocation_bytes;
+    dv.full = root_array(dv.base + plan.byte_offset, plan);
+    dv.dense_allocation = true;
+    stats().device_bytes.fetch_add(plan.allocation_bytes, std::memory_order_relaxed);
+    if (managed == managed_kind::unified) {
+      side_buffer& h = buffers->host;
+      h = dv;
+      h.owner = side_owner::alias;
+    }
+  }
+
+  auto st = std::make_unique<storage>();
+  st->buffers = buffers;
+  st->ndim = plan.ndim;
+  st->type = plan.type;
+  st->shape = plan.shape;
+  st->dims = plan.dims;
+  st->halo = plan.halo;
+  st->aligned_index = plan.aligned_index;
+  st->readonly = false;
+  for (side s : {side::host, side::device}) {
+    if (buffers->get(s).present()) {
+      st->strides[idx(s)] = plan.strides;
+      st->data[idx(s)] = buffers->get(s).full.data;
+    }
+  }
+
+  // Initial contents: written on the host when there is one (mirrors then start host-dirty, so
+  // the first device use transfers once), else on the device.
+  const side init_side = need_host || managed == managed_kind::unified ? side::host : side::device;
+  const bool host_side = host_accessible(*st, init_side);
+  const side_buffer& ib = buffers->get(init_side);
+  device::backend* be = (init_side == side::device || managed == managed_kind::unified) ? &device::active() : nullptr;
+  auto fill_with = [&](const strided_array& target, const void* value) {
+    if (host_side && managed != managed_kind::unified) {
+      kernels::fill(target, value);
+    } else {
+      be->fill(target, value, 0);
+      be->synchronize(0);
+    }
+  };
+  switch (req.init) {
+    case 1: {  // zeros: padding and halo included; fresh mappings are already zero
+      if (!(ib.owner == side_owner::host_block && ib.block.fresh_zero)) {
+        const std::byte zero{0};
+        fill_with(bytes_array(ib.base, ib.bytes), &zero);
+      }
+      break;
+    }
+    case 2:
+    case 3: {
+      alignas(16) std::byte value[16] = {};
+      if (req.init == 2) {
+        const double one = 1.0;
+        kernels::convert_element(value, plan.type, &one, dtype{'f', 8});
+      } else {
+        std::memcpy(value, req.fill_value, static_cast<size_t>(plan.type.itemsize));
+      }
+      fill_with(ib.full, value);
+      break;
+    }
+    case 4:
+      copy_arrays(ib.full, host_side, *req.source, true, 0);
+      break;
+    default: break;
+  }
+  if (req.init != 0 && buffers->mirrored()) buffers->sync(op_set_host_modified, false, 0, true);
+  st->readonly = req.readonly;
+  return st;
+}
+
+std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
+  if (req.ndim < 1 || req.ndim > max_ndim) {
+    fail_arg("ndim", std::to_string(req.ndim) + " is out of range 1 … " + std::to_string(max_ndim));
+  }
+  if (req.shape == nullptr) fail_arg("shape", "must not be NULL");
+  if (req.data == nullptr && req.device_data == nullptr) {
+    fail_arg("data", "data and device_data must not both be NULL");
+  }
+  if (req.sync_state < 0 || req.sync_state > 2) {
+    fail_arg("sync_state", std::to_string(req.sync_state) + " is not a gtstorage_sync_state (0 … 2)");
+  }
+  auto st = std::make_unique<storage>();
+  const int n = req.ndim;
+  st->ndim = n;
+  st->type = parse_dtype(req.dtype);
+  st->dims = parse_dims(req.dims, n);
+  for (int d = 0; d < n; ++d) {
+    if (req.shape[d] < 0) {
+      fail_arg("shape", "extent " + std::to_string(req.shape[d]) + " of dimension " +
+                            std::to_string(d) + " must be ≥ 0");
+    }
+    st->shape[d] = req.shape[d];
+    const int64_t lo = req.halo ? req.halo[2 * d] : 0;
+    const int64_t hi = req.halo ? req.halo[2 * d + 1] : 0;
+    if (lo < 0 || hi < 0 || lo > st->shape[d] || hi > st->shape[d] - lo) {
+      fail_arg("halo", "widths (" + std::to_string(lo) + ", " + std::to_string(hi) + ") of dimension " +
+                           std::to_string(d) + " must be ≥ 0 and fit in its extent " +
+                           std::to_string(st->shape[d]));
+    }
+    st->halo[d] = {lo, hi};
+    st->aligned_index[d] = lo < st->shape[d] ? lo : -1;
+  }
+  auto buffers = std::make_shared<buffer_set>();
+  auto setup = [&](side s, void* ptr, const int64_t* strides_in, const char* param) {
+    strided_array a = caller_array(ptr, n, req.shape, strides_in ? strides_in : req.strides,
+                                   nullptr, st->type, param);
+    side_buffer& b = buffers->get(s);
+    b.owner = side_owner::wrapped;
+    b.full = a;
+    std::byte *lo = nullptr, *hi = nullptr;
+    span_of(a, lo, hi);
+    b.base = lo;
+    b.bytes = hi - lo;
+    b.dense_allocation = b.bytes == a.size() * a.type.itemsize;
+    st->data[idx(s)] = a.data;
+    for (int d = 0; d < n; ++d) st->strides[idx(s)][d] = a.strides[d];
+  };
+  if (req.data != nullptr) setup(side::host, req.data, req.strides, "strides");
+  if (req.device_data != nullptr) {
+    device::backend& be = device::active();
+    if (be.device_count() <= 0) {
+      fail(error_kind::no_device, std::string("device_data: no usable GPU (device backend '") +
+                                      be.name() + "' reports 0 devices)");
+    }
+    const int id = req.device_id >= 0 ? req.device_id : device::current_device();
+    if (id >= be.device_count()) {
+      fail_arg("device_id", std::to_string(id) + " is out of range 0 … " + std::to_string(be.device_count() - 1));
+    }
+    setup(side::device, req.device_data, req.device_strides, "device_strides");
+    buffers->device.device_id = id;
+    buffers->device.dl_device_id = id;
+    buffers->device.dl_device_type = be.dl_device_type(device::memory_kind::device);
+    buffers->managed = req.data != nullptr ? managed_kind::mirror : managed_kind::none;
+    if (req.data != nullptr) {
+      static constexpr int set_ops[] = {6, 4, 5};  // clean, host dirty, device dirty
+      buffers->sync(set_ops[req.sync_state], true, 0, true);
+    }
+  }
+  st->buffers = buffers;
+  st->readonly = req.readonly;
+  // Only now can nothing fail any more: from here on the callback belongs to the buffers.
+  buffers->release = req.release;
+  buffers->release_user_data = req.user_data;
+  return st;
+}
+
+std::unique_ptr<storage> storage::slice(const slice_range* ranges, int n) const {
+  if (ranges == nullptr) fail_arg("spec", "must not be NULL");
+  if (n != ndim) {
+    fail_arg("nspec", std::to_string(n) + " specs given for a storage of ndim " + std::to_string(ndim));
+  }
+  auto v = std::make_unique<storage>(*this);
+  v->ndim = 0;
+  for (int s = 0; s < 2; ++s) v->data[s] = data[s];
+  for (int d = 0; d < ndim; ++d) {
+    const slice_range& r = ranges[d];
+    const int64_t extent = shape[d];
+    const std::string where = " of dimension " + std::to_string(d) + " (extent " + std::to_string(extent) + ")";
+    if (r.index) {
+      int64_t i = r.start < 0 ? r.start + extent : r.start;
+      if (r.start == INT64_MIN || i < 0 || i >= extent) {
+        fail_arg("spec", "index " + (r.start == INT64_MIN ? std::string("NONE") : std::to_string(r.start)) +
+                             where + " is out of range");
+      }
+      for (int s = 0; s < 2; ++s) {
+        if (v->data[s]) v->data[s] += i * strides[s][d];
+      }
+      continue;
+    }
+    if (r.step == 0) fail_arg("spec", "step" + where + " must not be 0");
+    if (r.step == INT64_MIN) fail_arg("spec", "step" + where + " is out of range");
+    // Python's slice.indices(extent).
+    int64_t start, stop;
+    const int64_t step = r.step;
+    const int64_t lower = step < 0 ? -1 : 0, upper = step < 0 ? extent - 1 : extent;
+    auto clampi = [&](int64_t x, int64_t dflt) {
+      if (x == INT64_MIN) return dflt;
+      if (x < 0) {
+        x += extent;
+        return x < lower ? lower : x;
+      }
+      return x > upper ? upper : x;
+    };
+    start = clampi(r.start, step < 0 ? upper : lower);
+    stop = clampi(r.stop, step < 0 ? lower : upper);
+    int64_t len = 0;
+    if (step > 0 && start < stop) len = (stop - start - 1) / step + 1;
+    if (step < 0 && stop < start) len = (start - stop - 1) / (-step) + 1;
+    const int o = v->ndim++;
+    v->shape[o] = len;
+    v->dims[o] = dims[d];
+    for (int s = 0; s < 2; ++s) {
+      if (v->data[s] && len > 0) v->data[s] += start * strides[s][d];
+      v->strides[s][o] = strides[s][d] * step;
+    }
+    if (step == 1) {
+      const int64_t lo = std::clamp<int64_t>(halo[d][0] - start, 0, len);
+      const int64_t hi = std::clamp<int64_t>(start + len - (extent - halo[d][1]), 0, len - lo);
+      v->halo[o] = {lo, hi};
+    } else {
+      v->halo[o] = {0, 0};
+    }
+    const int64_t ai = aligned_index[d];
+    int64_t nai = -1;
+    if (ai >= 0 && len > 0 && (ai - start) % step == 0) {
+      const int64_t k = (ai - start) / step;
+      if (k >= 0 && k < len) nai = k;
+    }
+    v->aligned_index[o] = nai;
+  }
+  return v;
+}
+
+std::unique_ptr<storage> storage::transpose(const int32_t* perm, int n) const {
+  if (perm == nullptr) fail_arg("perm", "must not be NULL");
+  if (n != ndim) {
+    fail_arg("nperm", std::to_string(n) + " entries given for a storage of ndim " + std::to_string(ndim));
+  }
+  bool seen[max_ndim] = {};
+  for (int d = 0; d < n; ++d) {
+    if (perm[d] < 0 || perm[d] >= n || seen[perm[d]]) {
+      fail_arg("perm", "is not a permutation of 0 … " + std::to_string(n - 1));
+    }
+    seen[perm[d]] = true;
+  }
+  auto v = std::make_unique<storage>(*this);
+  for (int d = 0; d < n; ++d) {
+    const int o = perm[d];
+    v->shape[d] = shape[o];
+    v->dims[d] = dims[o];
+    v->halo[d] = halo[o];
+    v->aligned_index[d] = aligned_index[o];
+    for (int s = 0; s < 2; ++s) v->strides[s][d] = strides[s][o];
+  }
+  return v;
+}
+
+std::unique_ptr<storage> storage::domain_view() const {
+  slice_range r[max_ndim];
+  for (int d = 0; d < ndim; ++d) r[d] = {halo[d][0], shape[d] - halo[d][1], 1, false};
+  return slice(r, ndim);
+}
+
+void storage::copy_from(const storage& src) {
+  check_same_shape(ndim, shape.data(), src.ndim, src.shape.data(), "src");
+  const side ss = read_side(src);
+  const side ds = prepare_write(*this);
+  const strided_array d = array(ds);
+  const strided_array s = src.array(ss);
+  std::byte *dlo, *dhi, *slo, *shi;
+  span_of(d, dlo, dhi);
+  span_of(s, slo, shi);
+  const bool overlap = src.buffers == buffers && ds == ss && dlo < shi && slo < dhi;
+  if (overlap) {
+    // Same memory on both ends: go through a private copy so the result is as if read first.
+    std::vector<std::byte> tmp(static_cast<size_t>(src.size() * src.type.itemsize));
+    strided_array staged = s;
+    int64_t stride = s.type.itemsize;
+    for (int k = s.ndim - 1; k >= 0; --k) {
+      staged.strides[k] = stride;
+      stride *= s.shape[k];
+    }
+    staged.data = tmp.data();
+    copy_arrays(staged, true, s, host_accessible(src, ss), src.stream);
+    copy_arrays(d, host_accessible(*this, ds), staged, true, stream);
+  } else {
+    copy_arrays(d, host_accessible(*this, ds), s, host_accessible(src, ss), stream);
+  }
+  finish_write(*this, ds);
+}
+
+void storage::copy_from_host(const strided_array& src) {
+  check_same_shape(ndim, shape.data(), src.ndim, src.shape, "src");
+  const side ds = prepare_write(*this);
+  copy_arrays(array(ds), host_accessible(*this, ds), src, true, stream);
+  finish_write(*this, ds);
+}
+
+void storage::copy_to_host(const strided_array& dst) const {
+  check_same_shape(ndim, shape.data(), dst.ndim, dst.shape, "dst");
+  const side ss = read_side(*this);
+  copy_arrays(dst, true, array(ss), host_accessible(*this, ss), stream);
+}
+
+void storage::fill(const void* value) {
+  if (value == nullptr) fail_arg("value", "must not be NULL");
+  const side ds = prepare_write(*this);
+  const strided_array a = array(ds);
+  if (host_accessible(*this, ds) && buffers->device.kind != device::memory_kind::unified) {
+    kernels::fill(a, value);
+  } else {
+    device::backend& be = device::active();
+    be.fill(a, value, stream);
+    be.synchronize(stream);
+  }
+  finish_write(*this, ds);
+}
+
+}  // namespace gts

@@ -1,0 +1,86 @@
+// A storage is a view: geometry (shape, per-side strides and element-0 addresses, dims, halo,
+// aligned index) over a shared buffer_set. Creating, wrapping and viewing all produce one.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "layout/allocation_plan.hpp"
+#include "storage/buffer_set.hpp"
+
+namespace gts {
+
+/// What gtstorage_create asks for beyond the plan (already validated enum values).
+struct create_request {
+  plan_request plan;
+  int init = 0;               ///< gtstorage_init value.
+  int device = 0;             ///< gtstorage_device value (0 = preset's).
+  int device_id = -1;
+  int managed = 0;            ///< gtstorage_managed value (0 = default).
+  int host_memory = 0;        ///< gtstorage_host_memory value.
+  bool readonly = false;
+  const void* fill_value = nullptr;
+  const strided_array* source = nullptr;  ///< For init == copy (host memory).
+};
+
+struct wrap_request {
+  int ndim = 0;
+  void* data = nullptr;
+  const int64_t* shape = nullptr;
+  const int64_t* strides = nullptr;
+  const char* dtype = nullptr;
+  const char* dims = nullptr;
+  const int64_t* halo = nullptr;
+  bool readonly = false;
+  int device_id = -1;
+  release_callback release = nullptr;
+  void* user_data = nullptr;
+  void* device_data = nullptr;
+  const int64_t* device_strides = nullptr;
+  int sync_state = 0;
+};
+
+struct slice_range {
+  int64_t start, stop, step;
+  bool index;
+};
+
+class storage {
+ public:
+  std::shared_ptr<buffer_set> buffers;
+  int ndim = 0;
+  dtype type{};
+  extents shape{};
+  std::array<extents, 2> strides{};        ///< Per side (host, device), bytes.
+  std::array<std::byte*, 2> data{};        ///< Element (0, …, 0) per side (null if absent).
+  dim_labels dims{};
+  std::array<std::array<int64_t, 2>, max_ndim> halo{};
+  extents aligned_index{};                 ///< -1 where the aligned element is outside.
+  bool readonly = false;
+  uint64_t stream = 0;
+
+  [[nodiscard]] bool has(side s) const { return buffers->get(s).present(); }
+  [[nodiscard]] strided_array array(side s) const;
+  [[nodiscard]] int64_t size() const;
+
+  static std::unique_ptr<storage> create(const create_request& req);
+  static std::unique_ptr<storage> wrap(const wrap_request& req);
+  [[nodiscard]] std::unique_ptr<storage> slice(const slice_range* ranges, int n) const;
+  [[nodiscard]] std::unique_ptr<storage> transpose(const int32_t* perm, int n) const;
+  [[nodiscard]] std::unique_ptr<storage> domain_view() const;
+
+  /// Deep copy of @p src into this (equal shapes), honouring sync state on both.
+  void copy_from(const storage& src);
+  /// Copy from / to caller host memory (equal shapes, any strides and dtypes).
+  void copy_from_host(const strided_array& src);
+  void copy_to_host(const strided_array& dst) const;
+  /// Sets every element to @p value (one element of this->type).
+  void fill(const void* value);
+};
+
+/// Builds a strided_array over caller memory, validating shape against @p expected.
+strided_array caller_array(void* data, int ndim, const int64_t* shape, const int64_t* strides,
+                           const char* dtype_str, dtype fallback, const char* param);
+
+}  // namespace gts
