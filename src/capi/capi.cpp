@@ -169,6 +169,10 @@ int gtstorage_plan(const gtstorage_create_options* options, gtstorage_plan_info*
   return guarded([&] {
     check_struct(options, "options");
     check_struct(out, "out");
+    if (options->device < GTSTORAGE_DEVICE_DEFAULT || options->device > GTSTORAGE_DEVICE_GPU) {
+      gts::fail_arg("device", std::to_string(options->device) +
+                                  " is not a gtstorage_device (0 default, 1 CPU, 2 GPU)");
+    }
     const gts::allocation_plan p = gts::make_plan(plan_request_of(options));
     const int n = p.ndim;
     out->ndim = static_cast<uint32_t>(n);
@@ -264,6 +268,9 @@ int gtstorage_slice(gtstorage_handle src, const gtstorage_slice_spec* spec, uint
       if (spec[d].kind != GTSTORAGE_SLICE_RANGE && spec[d].kind != GTSTORAGE_SLICE_INDEX) {
         gts::fail_arg("spec", "kind " + std::to_string(spec[d].kind) + " of dimension " +
                                   std::to_string(d) + " is not GTSTORAGE_SLICE_RANGE or _INDEX");
+      }
+      if (spec[d].reserved != 0) {
+        gts::fail_arg("spec", "reserved field of dimension " + std::to_string(d) + " must be 0");
       }
       r[d] = {spec[d].start, spec[d].stop, spec[d].step, spec[d].kind == GTSTORAGE_SLICE_INDEX};
     }

@@ -102,7 +102,8 @@ allocation_plan make_plan(const plan_request& req) {
   plan.padded_shape = plan.shape;
   {
     const int c = plan.contiguous_dim;
-    const int64_t blocks = (plan.shape[c] + items_per_alignment - 1) / items_per_alignment;
+    const int64_t blocks =
+        checked_add(plan.shape[c], items_per_alignment - 1, "shape") / items_per_alignment;
     plan.padded_shape[c] = checked_mul(blocks, items_per_alignment, "shape");
   }
   int64_t stride = itemsize;
