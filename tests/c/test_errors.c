@@ -1,0 +1,884 @@
+/*
+ * Catalogue of bad inputs. Each case asserts the exact status, that gtstorage_last_error()
+ * names the offending parameter (or the problem), that the live statistics did not change
+ * (nothing leaked, nothing half-created) and that a storage created before is still intact.
+ */
+#include "test_common.h"
+
+static gtstorage_handle witness; /* created in the group setup, checked after every failure */
+static const int64_t kShape[3] = {4, 5, 6};
+
+static void check_witness(void) {
+  gts_check_doubles(witness, gts_expect_value, NULL);
+}
+
+/* One bad call: status + message + nothing changed. */
+#define BAD(call, status, words)                  \
+  do {                                            \
+    gts_live bad_before_ = gts_live_now();        \
+    GTS_EXPECT(call, status, words);              \
+    GTS_ASSERT_LIVE(gts_live_now(), bad_before_); \
+    check_witness();                              \
+  } while (0)
+
+/* Like BAD for calls that create a handle in @p out: if the library wrongly succeeds, the
+ * handle is released first so the failure is reported alone, not followed by a leak report. */
+#define BADH(call, out, status, words)                                                            \
+  do {                                                                                            \
+    gts_live bad_before_ = gts_live_now();                                                        \
+    int bad_st_ = (call);                                                                         \
+    char bad_msg_[512];                                                                           \
+    snprintf(bad_msg_, sizeof bad_msg_, "%s", gtstorage_last_error());                            \
+    if (bad_st_ == GTSTORAGE_OK && (out) != GTSTORAGE_NULL_HANDLE) {                              \
+      (void)gtstorage_release(out);                                                               \
+      (out) = GTSTORAGE_NULL_HANDLE;                                                              \
+    }                                                                                             \
+    if (bad_st_ != (status))                                                                      \
+      fail_msg("%s returned %s (%d), expected %s; message \"%s\"", #call,                         \
+               gtstorage_status_name(bad_st_), bad_st_, gtstorage_status_name(status), bad_msg_); \
+    if (!gts_contains_any(bad_msg_, (words)))                                                     \
+      fail_msg("%s: message \"%s\" does not name any of \"%s\"", #call, bad_msg_, (words));       \
+    assert_true((out) == GTSTORAGE_NULL_HANDLE);                                                  \
+    GTS_ASSERT_LIVE(gts_live_now(), bad_before_);                                                 \
+    check_witness();                                                                              \
+  } while (0)
+
+#define INVALID GTSTORAGE_ERROR_INVALID_ARGUMENT
+#define BADHANDLE GTSTORAGE_ERROR_INVALID_HANDLE
+#define CASE(name) static void name(void** state)
+
+static gtstorage_create_options opts(void) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = kShape;
+  return o;
+}
+
+static gtstorage_handle make(void) {
+  gtstorage_create_options o = opts();
+  gtstorage_handle h = 0;
+  o.init = GTSTORAGE_INIT_ZEROS;
+  GTS_OK(gtstorage_create(&o, &h));
+  return h;
+}
+
+/* Create with @p o must fail with @p status naming @p words. */
+static void bad_create_only(const gtstorage_create_options* o, int status, const char* words) {
+  gtstorage_handle h = 0;
+  BADH(gtstorage_create(o, &h), h, status, words);
+  assert_true(h == GTSTORAGE_NULL_HANDLE);
+}
+
+/* As bad_create_only, and the plan (which sees the same geometry) must fail the same way. */
+static void bad_create(const gtstorage_create_options* o, int status, const char* words) {
+  gtstorage_plan_info p;
+  bad_create_only(o, status, words);
+  if (status != GTSTORAGE_ERROR_OUT_OF_MEMORY && status != GTSTORAGE_ERROR_NO_DEVICE) {
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    BAD(gtstorage_plan(o, &p), status, words);
+  }
+}
+
+static int setup_group(void** state) {
+  gts_group_setup(state);
+  witness = gts_create_valued("gt:gpu", "IJK", 3, kShape, NULL);
+  return 0;
+}
+static int teardown_group(void** state) {
+  if (gtstorage_release(witness) != GTSTORAGE_OK) return -1;
+  return gts_group_teardown(state);
+}
+
+/* ---- create / plan arguments ------------------------------------------------------------ */
+
+CASE(null_options) {
+  gtstorage_handle h = 0;
+  gtstorage_plan_info p;
+  (void)state;
+  BADH(gtstorage_create(NULL, &h), h, INVALID, "options");
+  memset(&p, 0, sizeof p);
+  p.struct_size = sizeof p;
+  BAD(gtstorage_plan(NULL, &p), INVALID, "options");
+  BAD(gtstorage_create_options_init(NULL), INVALID, "options");
+}
+CASE(null_out) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  BAD(gtstorage_create(&o, NULL), INVALID, "out");
+  BAD(gtstorage_plan(&o, NULL), INVALID, "out");
+}
+CASE(plan_out_struct_size) {
+  gtstorage_create_options o = opts();
+  gtstorage_plan_info p;
+  (void)state;
+  memset(&p, 0, sizeof p);
+  BAD(gtstorage_plan(&o, &p), INVALID, "struct_size");
+}
+CASE(ndim_zero) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.ndim = 0;
+  bad_create(&o, INVALID, "ndim");
+}
+CASE(ndim_too_large) {
+  int64_t shape[17];
+  gtstorage_create_options o = opts();
+  (void)state;
+  for (int d = 0; d < 17; ++d) shape[d] = 1;
+  o.ndim = 17;
+  o.shape = shape;
+  bad_create(&o, INVALID, "ndim");
+}
+CASE(shape_null) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.shape = NULL;
+  bad_create(&o, INVALID, "shape");
+}
+CASE(shape_negative) {
+  int64_t shape[3] = {4, -5, 6};
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.shape = shape;
+  bad_create(&o, INVALID, "shape");
+}
+CASE(shape_zero) {
+  int64_t shape[3] = {4, 0, 6};
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.shape = shape;
+  bad_create(&o, INVALID, "shape");
+}
+CASE(overflow_elements) {
+  int64_t shape[2] = {(int64_t)1 << 40, (int64_t)1 << 40};
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.ndim = 2;
+  o.shape = shape;
+  bad_create(&o, GTSTORAGE_ERROR_OVERFLOW, "shape");
+}
+CASE(overflow_bytes) {
+  int64_t shape[1] = {(int64_t)1 << 61}; /* fits as a count, 2^64 bytes as f8 */
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.ndim = 1;
+  o.shape = shape;
+  bad_create(&o, GTSTORAGE_ERROR_OVERFLOW, "shape|bytes|size");
+}
+CASE(overflow_padding) {
+  int64_t shape[1] = {INT64_MAX}; /* padding to 64 elements overflows */
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.ndim = 1;
+  o.shape = shape;
+  o.dtype = "|u1";
+  o.alignment_bytes = 64;
+  bad_create(&o, GTSTORAGE_ERROR_OVERFLOW, "shape|bytes|size|pad");
+}
+CASE(dtype_bad_size) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.dtype = "<f3";
+  bad_create(&o, INVALID, "dtype");
+  o.dtype = "<i3";
+  bad_create(&o, INVALID, "dtype");
+}
+CASE(dtype_garbage) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.dtype = "xyz";
+  bad_create(&o, INVALID, "dtype");
+  o.dtype = "<U8";
+  bad_create(&o, INVALID, "dtype");
+  o.dtype = "<f8 ";
+  bad_create(&o, INVALID, "dtype");
+}
+CASE(dtype_empty) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.dtype = "";
+  bad_create(&o, INVALID, "dtype");
+}
+CASE(dtype_big_endian) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.dtype = ">f8";
+  bad_create(&o, INVALID, "dtype");
+}
+CASE(dims_unknown) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.dims = "IJX";
+  bad_create(&o, INVALID, "dims");
+  o.dims = "I,J,L";
+  bad_create(&o, INVALID, "dims");
+}
+CASE(dims_duplicate) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.dims = "IIK";
+  bad_create(&o, INVALID, "dims");
+  o.dims = "I,0,0";
+  bad_create(&o, INVALID, "dims");
+}
+CASE(dims_count_mismatch) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.dims = "IJ";
+  bad_create(&o, INVALID, "dims");
+  o.dims = "IJK0";
+  bad_create(&o, INVALID, "dims");
+  o.dims = "I,,K";
+  bad_create(&o, INVALID, "dims");
+}
+CASE(layout_not_permutation) {
+  int32_t layout[3] = {0, 0, 1};
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.layout = layout;
+  bad_create(&o, INVALID, "layout");
+}
+CASE(layout_out_of_range) {
+  int32_t big[3] = {0, 1, 3}, neg[3] = {-1, 0, 1};
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.layout = big;
+  bad_create(&o, INVALID, "layout");
+  o.layout = neg;
+  bad_create(&o, INVALID, "layout");
+}
+CASE(alignment_not_power_of_two) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.alignment_bytes = 3;
+  bad_create(&o, INVALID, "alignment");
+  o.alignment_bytes = 96;
+  bad_create(&o, INVALID, "alignment");
+}
+CASE(alignment_negative) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.alignment_bytes = -64;
+  bad_create(&o, INVALID, "alignment");
+}
+CASE(alignment_incompatible_with_itemsize) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.dtype = "<f4";
+  o.alignment_bytes = 6; /* gcd(6, 4) = 2: neither the alignment nor the item size */
+  bad_create(&o, INVALID, "alignment");
+}
+CASE(halo_wider_than_shape) {
+  int64_t halo[6] = {3, 2, 0, 0, 0, 0}; /* 5 > 4 */
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.halo = halo;
+  bad_create(&o, INVALID, "halo");
+}
+CASE(halo_negative) {
+  int64_t halo[6] = {0, 0, -1, 0, 0, 0};
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.halo = halo;
+  bad_create(&o, INVALID, "halo");
+}
+CASE(aligned_index_out_of_range) {
+  int64_t big[3] = {4, 0, 0}, neg[3] = {0, -1, 0};
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.aligned_index = big;
+  bad_create(&o, INVALID, "aligned_index");
+  o.aligned_index = neg;
+  bad_create(&o, INVALID, "aligned_index");
+}
+CASE(init_invalid) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.init = 9;
+  bad_create_only(&o, INVALID, "init");
+}
+CASE(init_value_without_value) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.init = GTSTORAGE_INIT_VALUE;
+  bad_create_only(&o, INVALID, "fill_value");
+}
+CASE(init_copy_without_source) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.init = GTSTORAGE_INIT_COPY;
+  bad_create_only(&o, INVALID, "source");
+}
+CASE(init_copy_shape_mismatch) {
+  double buf[4 * 5 * 7];
+  int64_t shape[3] = {4, 5, 7};
+  gtstorage_array src = GTSTORAGE_ARRAY_INIT;
+  gtstorage_create_options o = opts();
+  gtstorage_handle h = 0;
+  (void)state;
+  src.ndim = 3;
+  src.data = buf;
+  src.shape = shape;
+  o.init = GTSTORAGE_INIT_COPY;
+  o.source = &src;
+  BADH(gtstorage_create(&o, &h), h, GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
+}
+CASE(enum_fields_invalid) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.device = 7;
+  bad_create(&o, INVALID, "device");
+  o = opts();
+  o.managed = 9;
+  bad_create_only(&o, INVALID, "managed");
+  o = opts();
+  o.host_memory = 5;
+  bad_create_only(&o, INVALID, "host_memory");
+}
+CASE(options_struct_size) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.struct_size = 0;
+  bad_create(&o, INVALID, "struct_size");
+  o.struct_size = sizeof o - 8; /* older than the first version: not a valid caller */
+  bad_create(&o, INVALID, "struct_size");
+}
+CASE(unknown_preset) {
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.preset = "gt:tpu";
+  bad_create(&o, GTSTORAGE_ERROR_UNKNOWN_PRESET, "numpy");
+  bad_create(&o, GTSTORAGE_ERROR_UNKNOWN_PRESET, "gt:cpu_kfirst");
+  bad_create(&o, GTSTORAGE_ERROR_UNKNOWN_PRESET, "gt:tpu");
+}
+CASE(device_without_device) {
+  int32_t n = -1;
+  gtstorage_create_options o = opts();
+  (void)state;
+  GTS_OK(gtstorage_device_count(&n));
+  if (n > 0) {
+    print_message("a device is available (%d): NO_DEVICE case not applicable\n", n);
+    skip();
+  }
+  o.preset = "gt:gpu"; /* GPU by the preset */
+  bad_create(&o, GTSTORAGE_ERROR_NO_DEVICE, "device");
+  o = opts();
+  o.device = GTSTORAGE_DEVICE_GPU; /* GPU asked explicitly */
+  bad_create(&o, GTSTORAGE_ERROR_NO_DEVICE, "device");
+}
+CASE(huge_allocation) {
+  int64_t shape[2] = {(int64_t)1 << 25, (int64_t)1 << 22}; /* 2^50 bytes of f8 */
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.ndim = 2;
+  o.shape = shape;
+  bad_create(&o, GTSTORAGE_ERROR_OUT_OF_MEMORY, "memory|alloc|bytes");
+  o.init = GTSTORAGE_INIT_ZEROS;
+  bad_create(&o, GTSTORAGE_ERROR_OUT_OF_MEMORY, "memory|alloc|bytes");
+}
+
+/* ---- handles ----------------------------------------------------------------------------- */
+
+CASE(stale_handle) {
+  gtstorage_handle h = make();
+  gtstorage_interface_info info;
+  void* p = NULL;
+  int64_t rc = 0;
+  (void)state;
+  GTS_OK(gtstorage_release(h));
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  BAD(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info), BADHANDLE, "handle");
+  BAD(gtstorage_data(h, GTSTORAGE_SIDE_HOST, &p), BADHANDLE, "handle");
+  BAD(gtstorage_refcount(h, &rc), BADHANDLE, "handle");
+  BAD(gtstorage_fill_double(h, 1.0), BADHANDLE, "handle");
+  BAD(gtstorage_sync(h, GTSTORAGE_SYNC_SYNCHRONIZE, 0), BADHANDLE, "handle");
+}
+CASE(double_release) {
+  gtstorage_handle h = make();
+  (void)state;
+  GTS_OK(gtstorage_release(h));
+  BAD(gtstorage_release(h), BADHANDLE, "handle");
+  BAD(gtstorage_retain(h), BADHANDLE, "handle");
+}
+CASE(stale_after_slot_reuse) {
+  gtstorage_handle a = make(), b;
+  gtstorage_interface_info info;
+  (void)state;
+  GTS_OK(gtstorage_release(a));
+  b = make(); /* likely reuses a's slot: the generation must tell them apart */
+  assert_true(a != b);
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  BAD(gtstorage_interface(a, GTSTORAGE_SIDE_HOST, &info), BADHANDLE, "handle");
+  BAD(gtstorage_release(a), BADHANDLE, "handle");
+  (void)gts_host_info(b);
+  GTS_OK(gtstorage_release(b));
+}
+CASE(null_handle) {
+  gtstorage_interface_info info;
+  (void)state;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  BAD(gtstorage_release(GTSTORAGE_NULL_HANDLE), BADHANDLE, "handle");
+  BAD(gtstorage_retain(GTSTORAGE_NULL_HANDLE), BADHANDLE, "handle");
+  BAD(gtstorage_interface(GTSTORAGE_NULL_HANDLE, GTSTORAGE_SIDE_HOST, &info), BADHANDLE, "handle");
+}
+CASE(foreign_handles) {
+  const gtstorage_handle foreign[] = {1,
+                                      0xDEADBEEFull,
+                                      UINT64_MAX,
+                                      witness + 1,
+                                      witness ^ ((uint64_t)1 << 40),
+                                      witness ^ ((uint64_t)1 << 63),
+                                      0x0123456789ABCDEFull,
+                                      (gtstorage_handle)(uintptr_t)&witness};
+  (void)state;
+  for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; ++i) {
+    int64_t rc = 0;
+    BAD(gtstorage_refcount(foreign[i], &rc), BADHANDLE, "handle");
+    BAD(gtstorage_release(foreign[i]), BADHANDLE, "handle");
+  }
+}
+CASE(refcount_null_out) {
+  (void)state;
+  BAD(gtstorage_refcount(witness, NULL), INVALID, "out");
+}
+
+/* ---- descriptors ------------------------------------------------------------------------- */
+
+CASE(interface_null_out) {
+  (void)state;
+  BAD(gtstorage_interface(witness, GTSTORAGE_SIDE_HOST, NULL), INVALID, "out");
+  BAD(gtstorage_data(witness, GTSTORAGE_SIDE_HOST, NULL), INVALID, "out");
+  BAD(gtstorage_has_side(witness, GTSTORAGE_SIDE_HOST, NULL), INVALID, "out");
+}
+CASE(interface_struct_size) {
+  gtstorage_interface_info info;
+  (void)state;
+  memset(&info, 0, sizeof info);
+  BAD(gtstorage_interface(witness, GTSTORAGE_SIDE_HOST, &info), INVALID, "struct_size");
+}
+CASE(bad_side) {
+  gtstorage_interface_info info;
+  void* p = NULL;
+  int32_t has = 0;
+  (void)state;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  BAD(gtstorage_interface(witness, 2, &info), INVALID, "side");
+  BAD(gtstorage_data(witness, -1, &p), INVALID, "side");
+  BAD(gtstorage_has_side(witness, 5, &has), INVALID, "side");
+  BAD(gtstorage_acquire(witness, 3), INVALID, "side");
+  BAD(gtstorage_touch(witness, -2), INVALID, "side");
+}
+CASE(missing_side) {
+  gtstorage_interface_info info;
+  (void)state;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  BAD(gtstorage_interface(witness, GTSTORAGE_SIDE_DEVICE, &info), GTSTORAGE_ERROR_NO_SUCH_BUFFER,
+      "device|side");
+}
+
+/* ---- sync --------------------------------------------------------------------------------- */
+
+CASE(bad_sync_op) {
+  (void)state;
+  BAD(gtstorage_sync(witness, 0, 0), INVALID, "op");
+  BAD(gtstorage_sync(witness, 11, 0), INVALID, "op");
+  BAD(gtstorage_sync(witness, -3, 0), INVALID, "op");
+  BAD(gtstorage_sync_async(witness, 42, 0, 0), INVALID, "op");
+}
+CASE(bad_sync_flags) {
+  (void)state;
+  BAD(gtstorage_sync(witness, GTSTORAGE_SYNC_SYNCHRONIZE, 0x80), INVALID, "flags");
+}
+CASE(sync_state_null_out) {
+  (void)state;
+  BAD(gtstorage_get_sync_state(witness, NULL), INVALID, "out");
+}
+
+/* ---- copy / fill ------------------------------------------------------------------------- */
+
+CASE(copy_shape_mismatch) {
+  int64_t other[3] = {4, 5, 7};
+  gtstorage_create_options o = opts();
+  gtstorage_handle h = 0;
+  (void)state;
+  o.shape = other;
+  GTS_OK(gtstorage_create(&o, &h));
+  BAD(gtstorage_copy(h, witness), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
+  BAD(gtstorage_copy(witness, h), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
+  GTS_OK(gtstorage_release(h));
+}
+CASE(copy_ndim_mismatch) {
+  int64_t other[2] = {4, 5};
+  gtstorage_create_options o = opts();
+  gtstorage_handle h = 0;
+  (void)state;
+  o.ndim = 2;
+  o.shape = other;
+  GTS_OK(gtstorage_create(&o, &h));
+  BAD(gtstorage_copy(h, witness), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape|ndim");
+  GTS_OK(gtstorage_release(h));
+}
+CASE(copy_stale_handles) {
+  gtstorage_handle h = make();
+  (void)state;
+  GTS_OK(gtstorage_release(h));
+  BAD(gtstorage_copy(witness, h), BADHANDLE, "handle|src");
+  BAD(gtstorage_copy(h, witness), BADHANDLE, "handle|dst");
+}
+CASE(copy_array_null) {
+  double buf[4];
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  (void)state;
+  BAD(gtstorage_copy_from_array(witness, NULL), INVALID, "src");
+  BAD(gtstorage_copy_to_array(NULL, witness), INVALID, "dst");
+  a.ndim = 3;
+  a.data = buf;
+  a.shape = NULL;
+  BAD(gtstorage_copy_to_array(&a, witness), INVALID, "shape");
+}
+CASE(copy_array_shape_mismatch) {
+  double buf[4 * 5 * 7];
+  int64_t shape[3] = {4, 5, 7};
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  (void)state;
+  a.ndim = 3;
+  a.data = buf;
+  a.shape = shape;
+  BAD(gtstorage_copy_from_array(witness, &a), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
+  BAD(gtstorage_copy_to_array(&a, witness), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
+  a.ndim = 2;
+  BAD(gtstorage_copy_from_array(witness, &a), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape|ndim");
+}
+CASE(copy_array_null_data) {
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  (void)state;
+  a.ndim = 3;
+  a.shape = kShape;
+  BAD(gtstorage_copy_from_array(witness, &a), INVALID, "data");
+}
+CASE(copy_array_bad_dtype) {
+  double buf[4 * 5 * 6];
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  (void)state;
+  a.ndim = 3;
+  a.data = buf;
+  a.shape = kShape;
+  a.dtype = "<q8";
+  BAD(gtstorage_copy_to_array(&a, witness), INVALID, "dtype");
+}
+CASE(copy_array_struct_size) {
+  double buf[4 * 5 * 6];
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  (void)state;
+  a.struct_size = 0;
+  a.ndim = 3;
+  a.data = buf;
+  a.shape = kShape;
+  BAD(gtstorage_copy_from_array(witness, &a), INVALID, "struct_size");
+}
+CASE(fill_null_value) {
+  (void)state;
+  BAD(gtstorage_fill(witness, NULL), INVALID, "value");
+}
+CASE(readonly_writes) {
+  gtstorage_create_options o = opts();
+  gtstorage_handle ro = 0;
+  double v = 1.0;
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  double buf[4 * 5 * 6] = {0};
+  (void)state;
+  o.readonly = 1;
+  o.init = GTSTORAGE_INIT_ZEROS;
+  GTS_OK(gtstorage_create(&o, &ro));
+  BAD(gtstorage_fill(ro, &v), GTSTORAGE_ERROR_READONLY, "read");
+  BAD(gtstorage_fill_double(ro, 1.0), GTSTORAGE_ERROR_READONLY, "read");
+  BAD(gtstorage_copy(ro, witness), GTSTORAGE_ERROR_READONLY, "read");
+  a.ndim = 3;
+  a.data = buf;
+  a.shape = kShape;
+  BAD(gtstorage_copy_from_array(ro, &a), GTSTORAGE_ERROR_READONLY, "read");
+  GTS_OK(gtstorage_release(ro));
+}
+
+/* ---- views -------------------------------------------------------------------------------- */
+
+static gtstorage_slice_spec all(void) {
+  gtstorage_slice_spec s = GTSTORAGE_SLICE_ALL;
+  return s;
+}
+
+CASE(slice_nspec_mismatch) {
+  gtstorage_slice_spec s[3] = {all(), all(), all()};
+  gtstorage_handle v = 0;
+  (void)state;
+  BADH(gtstorage_slice(witness, s, 2, &v), v, INVALID, "nspec");
+  BADH(gtstorage_slice(witness, s, 0, &v), v, INVALID, "nspec");
+}
+CASE(slice_step_zero) {
+  gtstorage_slice_spec s[3] = {all(), all(), all()};
+  gtstorage_handle v = 0;
+  (void)state;
+  s[1].step = 0;
+  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "step");
+}
+CASE(slice_index_out_of_range) {
+  gtstorage_slice_spec s[3] = {all(), all(), all()};
+  gtstorage_handle v = 0;
+  (void)state;
+  s[0].kind = GTSTORAGE_SLICE_INDEX;
+  s[0].start = 4;
+  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "index|start|spec");
+  s[0].start = -5;
+  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "index|start|spec");
+  s[0].start = GTSTORAGE_SLICE_NONE;
+  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "index|start|spec");
+}
+CASE(slice_bad_kind_reserved) {
+  gtstorage_slice_spec s[3] = {all(), all(), all()};
+  gtstorage_handle v = 0;
+  (void)state;
+  s[2].kind = 5;
+  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "kind");
+  s[2] = all();
+  s[2].reserved = 1;
+  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "reserved");
+}
+CASE(slice_null_args) {
+  gtstorage_slice_spec s[3] = {all(), all(), all()};
+  gtstorage_handle v = 0;
+  (void)state;
+  BADH(gtstorage_slice(witness, NULL, 3, &v), v, INVALID, "spec");
+  BAD(gtstorage_slice(witness, s, 3, NULL), INVALID, "out");
+}
+CASE(transpose_bad_perm) {
+  int32_t dup[3] = {0, 0, 1}, big[3] = {0, 1, 3};
+  gtstorage_handle v = 0;
+  (void)state;
+  BADH(gtstorage_transpose(witness, dup, 3, &v), v, INVALID, "perm");
+  BADH(gtstorage_transpose(witness, big, 3, &v), v, INVALID, "perm");
+  BADH(gtstorage_transpose(witness, NULL, 3, &v), v, INVALID, "perm");
+  BADH(gtstorage_transpose(witness, dup, 2, &v), v, INVALID, "nperm|perm");
+  BAD(gtstorage_domain_view(witness, NULL), INVALID, "out");
+}
+
+/* ---- wrap --------------------------------------------------------------------------------- */
+
+CASE(wrap_bad_arguments) {
+  double buf[12];
+  int64_t shape[2] = {3, 4}, overlap[2] = {8, 8}, odd[2] = {32, 12};
+  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  gtstorage_handle h = 0;
+  (void)state;
+  BADH(gtstorage_wrap(NULL, &h), h, INVALID, "options");
+  w.ndim = 2;
+  w.data = buf;
+  w.shape = shape;
+  BAD(gtstorage_wrap(&w, NULL), INVALID, "out");
+  w.strides = overlap;
+  BADH(gtstorage_wrap(&w, &h), h, INVALID, "strides");
+  w.strides = odd;
+  BADH(gtstorage_wrap(&w, &h), h, INVALID, "strides");
+  w.strides = NULL;
+  w.reserved = 1;
+  BADH(gtstorage_wrap(&w, &h), h, INVALID, "reserved");
+  w.reserved = 0;
+  w.data = NULL;
+  BADH(gtstorage_wrap(&w, &h), h, INVALID, "data");
+  w.data = buf;
+  w.struct_size = 0;
+  BADH(gtstorage_wrap(&w, &h), h, INVALID, "struct_size");
+  BAD(gtstorage_wrap_options_init(NULL), INVALID, "options");
+}
+
+/* ---- presets ----------------------------------------------------------------------------- */
+
+CASE(preset_lookup_null) {
+  gtstorage_preset_info p = GTSTORAGE_PRESET_INFO_INIT;
+  int32_t n = 0;
+  (void)state;
+  BAD(gtstorage_preset_find(NULL, &p), INVALID, "name");
+  BAD(gtstorage_preset_find("numpy", NULL), INVALID, "out");
+  BAD(gtstorage_preset_count(NULL), INVALID, "out");
+  GTS_OK(gtstorage_preset_count(&n));
+  BAD(gtstorage_preset_at(n, &p), INVALID, "index");
+}
+
+static gtstorage_preset_info good_preset(void) {
+  gtstorage_preset_info p = GTSTORAGE_PRESET_INFO_INIT;
+  snprintf(p.name, sizeof p.name, "test:errors");
+  p.alignment = 16;
+  p.alignment_unit = GTSTORAGE_ALIGN_BYTES;
+  p.device = GTSTORAGE_DEVICE_CPU;
+  p.rule = GTSTORAGE_RULE_BY_DIMS;
+  return p;
+}
+
+CASE(preset_register_bad) {
+  gtstorage_preset_info p;
+  int32_t before = 0, after = 0;
+  (void)state;
+  GTS_OK(gtstorage_preset_count(&before));
+  BAD(gtstorage_preset_register(NULL), INVALID, "info");
+  p = good_preset();
+  p.name[0] = '\0';
+  BAD(gtstorage_preset_register(&p), INVALID, "name");
+  p = good_preset();
+  memset(p.name, 'a', sizeof p.name); /* no terminating NUL */
+  BAD(gtstorage_preset_register(&p), INVALID, "name");
+  p = good_preset();
+  p.alignment = 0;
+  BAD(gtstorage_preset_register(&p), INVALID, "alignment");
+  p.alignment = 3;
+  BAD(gtstorage_preset_register(&p), INVALID, "alignment");
+  p.alignment = -8;
+  BAD(gtstorage_preset_register(&p), INVALID, "alignment");
+  p = good_preset();
+  p.base_layout[0] = 0;
+  p.base_layout[1] = 0;
+  p.base_layout[2] = 1;
+  BAD(gtstorage_preset_register(&p), INVALID, "layout");
+  p = good_preset();
+  p.rule = 7;
+  BAD(gtstorage_preset_register(&p), INVALID, "rule");
+  p = good_preset();
+  p.device = 5;
+  BAD(gtstorage_preset_register(&p), INVALID, "device");
+  p = good_preset();
+  p.alignment_unit = 4;
+  BAD(gtstorage_preset_register(&p), INVALID, "unit");
+  p = good_preset();
+  p.struct_size = 0;
+  BAD(gtstorage_preset_register(&p), INVALID, "struct_size");
+  p = good_preset();
+  p.reserved = 1;
+  BAD(gtstorage_preset_register(&p), INVALID, "reserved");
+  p = good_preset();
+  snprintf(p.name, sizeof p.name, "gt:cpu_ifirst");
+  BAD(gtstorage_preset_register(&p), INVALID, "built|name");
+  GTS_OK(gtstorage_preset_count(&after));
+  GTS_EQ64(after, before); /* nothing registered by the failures */
+}
+
+/* ---- library-wide queries ------------------------------------------------------------------ */
+
+CASE(stats_bad_out) {
+  gtstorage_stats s;
+  gtstorage_transfer_stats t;
+  (void)state;
+  BAD(gtstorage_get_stats(NULL), INVALID, "out");
+  memset(&s, 0, sizeof s);
+  BAD(gtstorage_get_stats(&s), INVALID, "struct_size");
+  memset(&t, 0, sizeof t);
+  BAD(gtstorage_get_transfer_stats(witness, &t), INVALID, "struct_size");
+}
+CASE(device_backend_buffer) {
+  char small[2];
+  int32_t n = 0;
+  (void)state;
+  BAD(gtstorage_get_device_backend(small, sizeof small), GTSTORAGE_ERROR_BUFFER_TOO_SMALL,
+      "size|buf");
+  BAD(gtstorage_get_device_backend(NULL, 16), INVALID, "buf");
+  BAD(gtstorage_device_count(NULL), INVALID, "out");
+  GTS_OK(gtstorage_device_count(&n));
+  assert_true(n >= 0);
+}
+
+/* Messages are cleared by a successful call and status names are never NULL. */
+CASE(message_lifecycle) {
+  gtstorage_handle h = 0;
+  gtstorage_create_options o = opts();
+  (void)state;
+  o.dtype = "<f3";
+  assert_int_not_equal(gtstorage_create(&o, &h), GTSTORAGE_OK);
+  assert_true(strlen(gtstorage_last_error()) > 0);
+  GTS_OK(gtstorage_retain(witness));
+  assert_string_equal(gtstorage_last_error(), "");
+  GTS_OK(gtstorage_release(witness));
+  assert_string_equal(gtstorage_status_name(GTSTORAGE_ERROR_INVALID_HANDLE),
+                      "GTSTORAGE_ERROR_INVALID_HANDLE");
+  assert_string_equal(gtstorage_status_name(GTSTORAGE_OK), "GTSTORAGE_OK");
+  assert_non_null(gtstorage_status_name(12345));
+  assert_non_null(gtstorage_status_name(-12345));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      GTS_TEST(null_options),
+      GTS_TEST(null_out),
+      GTS_TEST(plan_out_struct_size),
+      GTS_TEST(ndim_zero),
+      GTS_TEST(ndim_too_large),
+      GTS_TEST(shape_null),
+      GTS_TEST(shape_negative),
+      GTS_TEST(shape_zero),
+      GTS_TEST(overflow_elements),
+      GTS_TEST(overflow_bytes),
+      GTS_TEST(overflow_padding),
+      GTS_TEST(dtype_bad_size),
+      GTS_TEST(dtype_garbage),
+      GTS_TEST(dtype_empty),
+      GTS_TEST(dtype_big_endian),
+      GTS_TEST(dims_unknown),
+      GTS_TEST(dims_duplicate),
+      GTS_TEST(dims_count_mismatch),
+      GTS_TEST(layout_not_permutation),
+      GTS_TEST(layout_out_of_range),
+      GTS_TEST(alignment_not_power_of_two),
+      GTS_TEST(alignment_negative),
+      GTS_TEST(alignment_incompatible_with_itemsize),
+      GTS_TEST(halo_wider_than_shape),
+      GTS_TEST(halo_negative),
+      GTS_TEST(aligned_index_out_of_range),
+      GTS_TEST(init_invalid),
+      GTS_TEST(init_value_without_value),
+      GTS_TEST(init_copy_without_source),
+      GTS_TEST(init_copy_shape_mismatch),
+      GTS_TEST(enum_fields_invalid),
+      GTS_TEST(options_struct_size),
+      GTS_TEST(unknown_preset),
+      GTS_TEST(device_without_device),
+      GTS_TEST(huge_allocation),
+      GTS_TEST(stale_handle),
+      GTS_TEST(double_release),
+      GTS_TEST(stale_after_slot_reuse),
+      GTS_TEST(null_handle),
+      GTS_TEST(foreign_handles),
+      GTS_TEST(refcount_null_out),
+      GTS_TEST(interface_null_out),
+      GTS_TEST(interface_struct_size),
+      GTS_TEST(bad_side),
+      GTS_TEST(missing_side),
+      GTS_TEST(bad_sync_op),
+      GTS_TEST(bad_sync_flags),
+      GTS_TEST(sync_state_null_out),
+      GTS_TEST(copy_shape_mismatch),
+      GTS_TEST(copy_ndim_mismatch),
+      GTS_TEST(copy_stale_handles),
+      GTS_TEST(copy_array_null),
+      GTS_TEST(copy_array_shape_mismatch),
+      GTS_TEST(copy_array_null_data),
+      GTS_TEST(copy_array_bad_dtype),
+      GTS_TEST(copy_array_struct_size),
+      GTS_TEST(fill_null_value),
+      GTS_TEST(readonly_writes),
+      GTS_TEST(slice_nspec_mismatch),
+      GTS_TEST(slice_step_zero),
+      GTS_TEST(slice_index_out_of_range),
+      GTS_TEST(slice_bad_kind_reserved),
+      GTS_TEST(slice_null_args),
+      GTS_TEST(transpose_bad_perm),
+      GTS_TEST(wrap_bad_arguments),
+      GTS_TEST(preset_lookup_null),
+      GTS_TEST(preset_register_bad),
+      GTS_TEST(stats_bad_out),
+      GTS_TEST(device_backend_buffer),
+      GTS_TEST(message_lifecycle),
+  };
+  return cmocka_run_group_tests(tests, setup_group, teardown_group);
+}

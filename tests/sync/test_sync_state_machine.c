@@ -1,0 +1,411 @@
+/* Exhaustive test of the GDP-3 sync state machine on the emulated device: every op from every
+ * state, with and without FORCE, issued from the base storage and from a view, with the
+ * transfer counters asserted (no copy when clean, exactly one when dirty) and the data checked:
+ * a sync from a view brings the whole buffer current. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+/* cmocka must come after the headers above */
+#include <cmocka.h>
+
+#include "gtstorage/gtstorage.h"
+
+enum { CLEAN = 0, HOST_DIRTY = 1, DEVICE_DIRTY = 2 };
+
+/* Asserts success and shows the library's message otherwise. */
+#define OK(call)                                                                                   \
+  do {                                                                                             \
+    const int rc_ = (call);                                                                        \
+    if (rc_ != GTSTORAGE_OK) fail_msg("%s -> %d: %s", #call, rc_, gtstorage_last_error());         \
+  } while (0)
+
+typedef struct expectation {
+  int status;
+  int state;
+  int h2d;
+  int d2h;
+} expectation;
+
+/* The specification, written independently of the library: what op does from state s. */
+static expectation model(int op, int s, int force) {
+  expectation e = {GTSTORAGE_OK, s, 0, 0};
+  switch (op) {
+    case GTSTORAGE_SYNC_HOST_TO_DEVICE:
+      if (s == HOST_DIRTY || force) e.state = CLEAN, e.h2d = 1;
+      break;
+    case GTSTORAGE_SYNC_DEVICE_TO_HOST:
+      if (s == DEVICE_DIRTY || force) e.state = CLEAN, e.d2h = 1;
+      break;
+    case GTSTORAGE_SYNC_SYNCHRONIZE:
+      if (s == HOST_DIRTY) e.h2d = 1;
+      if (s == DEVICE_DIRTY) e.d2h = 1;
+      e.state = CLEAN;
+      break;
+    case GTSTORAGE_SYNC_SET_HOST_MODIFIED:
+    case GTSTORAGE_SYNC_TOUCH_HOST:
+      if (s == DEVICE_DIRTY && !force) e.status = GTSTORAGE_ERROR_SYNC_CONFLICT;
+      else e.state = HOST_DIRTY;
+      break;
+    case GTSTORAGE_SYNC_SET_DEVICE_MODIFIED:
+    case GTSTORAGE_SYNC_TOUCH_DEVICE:
+      if (s == HOST_DIRTY && !force) e.status = GTSTORAGE_ERROR_SYNC_CONFLICT;
+      else e.state = DEVICE_DIRTY;
+      break;
+    case GTSTORAGE_SYNC_SET_SYNCHRONIZED: e.state = CLEAN; break;
+    case GTSTORAGE_SYNC_ACQUIRE_HOST:
+      if (s == DEVICE_DIRTY || (s == CLEAN && force)) e.state = CLEAN, e.d2h = 1;
+      break;
+    case GTSTORAGE_SYNC_ACQUIRE_DEVICE:
+      if (s == HOST_DIRTY || (s == CLEAN && force)) e.state = CLEAN, e.h2d = 1;
+      break;
+    default: break;
+  }
+  return e;
+}
+
+static const int64_t shape3[3] = {6, 5, 4};
+static const int64_t halo3[6] = {1, 1, 1, 1, 0, 0};
+
+static int setup(void** state) {
+  (void)state;
+  return gtstorage_set_device_backend("emulated") == GTSTORAGE_OK ? 0 : -1;
+}
+
+static gtstorage_handle make_mirror(const char* preset, int32_t managed) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = shape3;
+  o.halo = halo3;
+  o.preset = preset;
+  o.device = GTSTORAGE_DEVICE_GPU;
+  o.managed = managed;
+  gtstorage_handle h = 0;
+  OK(gtstorage_create(&o, &h));
+  return h;
+}
+
+static void force_state(gtstorage_handle h, int s) {
+  OK(gtstorage_sync(h, GTSTORAGE_SYNC_SET_SYNCHRONIZED, 0));
+  if (s == HOST_DIRTY) assert_int_equal(gtstorage_sync(h, GTSTORAGE_SYNC_SET_HOST_MODIFIED, 0), 0);
+  if (s == DEVICE_DIRTY) assert_int_equal(gtstorage_sync(h, GTSTORAGE_SYNC_SET_DEVICE_MODIFIED, 0), 0);
+  int32_t got = -1;
+  OK(gtstorage_get_sync_state(h, &got));
+  assert_int_equal(got, s);
+}
+
+/* Value of element (i, j, k) as written on side `side` with generation `gen`. */
+static double value(int side, int gen, int64_t i, int64_t j, int64_t k) {
+  return 1000.0 * side + 100.0 * gen + (double)(i * 100 + j * 10 + k);
+}
+
+static void write_side(gtstorage_handle h, int side, int gen) {
+  gtstorage_interface_info info;
+  info.struct_size = sizeof info;
+  OK(gtstorage_interface(h, side, &info));
+  for (int64_t i = 0; i < info.shape[0]; ++i)
+    for (int64_t j = 0; j < info.shape[1]; ++j)
+      for (int64_t k = 0; k < info.shape[2]; ++k) {
+        char* p = (char*)info.data + i * info.strides[0] + j * info.strides[1] + k * info.strides[2];
+        *(double*)p = value(side, gen, i, j, k);
+      }
+}
+
+/* Whole buffer on `side` holds what `from_side` wrote with generation gen. */
+static void check_side(gtstorage_handle h, int side, int from_side, int gen) {
+  gtstorage_interface_info info;
+  info.struct_size = sizeof info;
+  OK(gtstorage_interface(h, side, &info));
+  for (int64_t i = 0; i < info.shape[0]; ++i)
+    for (int64_t j = 0; j < info.shape[1]; ++j)
+      for (int64_t k = 0; k < info.shape[2]; ++k) {
+        const char* p =
+            (const char*)info.data + i * info.strides[0] + j * info.strides[1] + k * info.strides[2];
+        assert_true(*(const double*)p == value(from_side, gen, i, j, k));
+      }
+}
+
+static void run_exhaustive(const char* preset, int use_view) {
+  int gen = 0;
+  for (int op = 1; op <= 10; ++op)
+    for (int s = 0; s < 3; ++s)
+      for (int force = 0; force < 2; ++force) {
+        gtstorage_handle base = make_mirror(preset, GTSTORAGE_MANAGED_MIRROR);
+        gtstorage_handle target = base;
+        if (use_view) OK(gtstorage_domain_view(base, &target));
+        /* Distinct contents on both sides, so every copy is visible in the data. */
+        ++gen;
+        write_side(base, GTSTORAGE_SIDE_HOST, gen);
+        write_side(base, GTSTORAGE_SIDE_DEVICE, gen);
+        force_state(base, s);
+        gtstorage_transfer_stats before = {sizeof before, 0, 0, 0, 0, 0};
+        OK(gtstorage_get_transfer_stats(base, &before));
+        const expectation e = model(op, s, force);
+        const int rc = gtstorage_sync(target, op, force ? GTSTORAGE_SYNC_FLAG_FORCE : 0);
+        if (rc != e.status) {
+          fail_msg("op %d from state %d force %d view %d: status %d, expected %d (%s)", op, s,
+                   force, use_view, rc, e.status, gtstorage_last_error());
+        }
+        if (rc != GTSTORAGE_OK) assert_non_null(strstr(gtstorage_last_error(), "op"));
+        int32_t got = -1;
+        OK(gtstorage_get_sync_state(target, &got));
+        if (got != e.state) fail_msg("op %d from %d force %d: state %d, expected %d", op, s, force, got, e.state);
+        gtstorage_transfer_stats after = {sizeof after, 0, 0, 0, 0, 0};
+        OK(gtstorage_get_transfer_stats(target, &after));
+        assert_int_equal(after.h2d_count - before.h2d_count, e.h2d);
+        assert_int_equal(after.d2h_count - before.d2h_count, e.d2h);
+        if (e.h2d) check_side(base, GTSTORAGE_SIDE_DEVICE, GTSTORAGE_SIDE_HOST, gen);
+        if (e.d2h) check_side(base, GTSTORAGE_SIDE_HOST, GTSTORAGE_SIDE_DEVICE, gen);
+        if (!e.h2d && !e.d2h) {
+          check_side(base, GTSTORAGE_SIDE_HOST, GTSTORAGE_SIDE_HOST, gen);
+          check_side(base, GTSTORAGE_SIDE_DEVICE, GTSTORAGE_SIDE_DEVICE, gen);
+        }
+        if (use_view) OK(gtstorage_release(target));
+        OK(gtstorage_release(base));
+      }
+}
+
+static void exhaustive_from_base(void** state) {
+  (void)state;
+  run_exhaustive("gt:gpu", 0);
+  run_exhaustive("gridtools:gpu", 0);
+}
+
+static void exhaustive_from_view(void** state) {
+  (void)state;
+  run_exhaustive("gt:gpu", 1);
+  run_exhaustive("dace:gpu_IJK", 1);
+}
+
+/* A whole padded allocation moves as one contiguous copy: bytes = allocation size. */
+static void transfer_is_whole_allocation(void** state) {
+  (void)state;
+  gtstorage_handle h = make_mirror("gt:gpu", GTSTORAGE_MANAGED_MIRROR);
+  gtstorage_interface_info info;
+  info.struct_size = sizeof info;
+  OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  force_state(h, HOST_DIRTY);
+  OK(gtstorage_sync(h, GTSTORAGE_SYNC_HOST_TO_DEVICE, 0));
+  gtstorage_transfer_stats t = {sizeof t, 0, 0, 0, 0, 0};
+  OK(gtstorage_get_transfer_stats(h, &t));
+  assert_int_equal(t.h2d_count, 1);
+  assert_int_equal(t.h2d_bytes, info.allocation_bytes);
+  /* Clean now: a second sync copies nothing. */
+  OK(gtstorage_sync(h, GTSTORAGE_SYNC_HOST_TO_DEVICE, 0));
+  OK(gtstorage_sync(h, GTSTORAGE_SYNC_SYNCHRONIZE, 0));
+  OK(gtstorage_get_transfer_stats(h, &t));
+  assert_int_equal(t.h2d_count, 1);
+  assert_int_equal(t.d2h_count, 0);
+  OK(gtstorage_release(h));
+}
+
+/* Writes through the API keep the pair exact: fill on a view of a device-dirty mirror first
+ * brings the host current, then marks it modified. */
+static void api_writes_keep_pair_exact(void** state) {
+  (void)state;
+  gtstorage_handle h = make_mirror("gt:gpu", GTSTORAGE_MANAGED_MIRROR);
+  write_side(h, GTSTORAGE_SIDE_DEVICE, 7);
+  force_state(h, DEVICE_DIRTY);
+  gtstorage_handle inner = 0;
+  OK(gtstorage_domain_view(h, &inner));
+  OK(gtstorage_fill_double(inner, -1.0));
+  int32_t s = -1;
+  OK(gtstorage_get_sync_state(h, &s));
+  assert_int_equal(s, HOST_DIRTY);
+  /* Halo on the host came from the device (no stale remainder), interior is -1. */
+  gtstorage_interface_info info;
+  info.struct_size = sizeof info;
+  OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 5; ++j)
+      for (int64_t k = 0; k < 4; ++k) {
+        const double v = *(const double*)((const char*)info.data + i * info.strides[0] +
+                                          j * info.strides[1] + k * info.strides[2]);
+        const int interior = i >= 1 && i < 5 && j >= 1 && j < 4;
+        assert_true(v == (interior ? -1.0 : value(GTSTORAGE_SIDE_DEVICE, 7, i, j, k)));
+      }
+  OK(gtstorage_release(inner));
+  OK(gtstorage_release(h));
+}
+
+static void device_only_and_descriptors(void** state) {
+  (void)state;
+  gtstorage_handle h = make_mirror("gt:gpu", GTSTORAGE_MANAGED_DEFAULT);
+  int32_t has = -1;
+  OK(gtstorage_has_side(h, GTSTORAGE_SIDE_HOST, &has));
+  assert_int_equal(has, 0);
+  gtstorage_interface_info info;
+  info.struct_size = sizeof info;
+  assert_int_equal(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info), GTSTORAGE_ERROR_NO_SUCH_BUFFER);
+  assert_non_null(strstr(gtstorage_last_error(), "side"));
+  OK(gtstorage_interface(h, GTSTORAGE_SIDE_DEVICE, &info));
+  assert_int_equal(info.device_type, GTSTORAGE_DL_CUDA);
+  /* gt:gpu aligns the aligned index (default: the lower halo, (1, 1, 0)) to 32 * 8 bytes. */
+  assert_int_equal((intptr_t)((char*)info.data + info.strides[0] + info.strides[1]) % 256, 0);
+  /* Every sync op is a valid no-op on a single-sided storage. */
+  for (int op = 1; op <= 10; ++op) OK(gtstorage_sync(h, op, 0));
+  /* Stream reported for CAI v3. */
+  OK(gtstorage_set_stream(h, 42));
+  OK(gtstorage_interface(h, GTSTORAGE_SIDE_DEVICE, &info));
+  assert_int_equal(info.stream, 42);
+  OK(gtstorage_set_stream(h, 0)); /* 42 is no real stream: do not enqueue work on it */
+  /* Values round-trip through copy_to_array. */
+  OK(gtstorage_fill_double(h, 2.5));
+  double out[6 * 5 * 4];
+  gtstorage_array dst = GTSTORAGE_ARRAY_INIT;
+  dst.ndim = 3;
+  dst.data = out;
+  dst.shape = shape3;
+  OK(gtstorage_copy_to_array(&dst, h));
+  for (int n = 0; n < 120; ++n) assert_true(out[n] == 2.5);
+  OK(gtstorage_release(h));
+}
+
+static void unified_and_pinned(void** state) {
+  (void)state;
+  gtstorage_handle u = make_mirror("gt:gpu", GTSTORAGE_MANAGED_UNIFIED);
+  gtstorage_interface_info hi, di;
+  hi.struct_size = di.struct_size = sizeof hi;
+  OK(gtstorage_interface(u, GTSTORAGE_SIDE_HOST, &hi));
+  OK(gtstorage_interface(u, GTSTORAGE_SIDE_DEVICE, &di));
+  assert_ptr_equal(hi.data, di.data);
+  assert_int_equal(di.device_type, GTSTORAGE_DL_CUDA_MANAGED);
+  for (int op = 1; op <= 10; ++op) OK(gtstorage_sync(u, op, 0));
+  gtstorage_transfer_stats t = {sizeof t, 0, 0, 0, 0, 0};
+  OK(gtstorage_get_transfer_stats(u, &t));
+  assert_int_equal(t.h2d_count + t.d2h_count, 0); /* prefetches are not copies */
+  OK(gtstorage_release(u));
+
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = shape3;
+  o.preset = "gt:cpu_ifirst";
+  o.host_memory = GTSTORAGE_HOST_PINNED;
+  o.init = GTSTORAGE_INIT_ZEROS;
+  gtstorage_handle p = 0;
+  OK(gtstorage_create(&o, &p));
+  OK(gtstorage_interface(p, GTSTORAGE_SIDE_HOST, &hi));
+  assert_int_equal(hi.device_type, GTSTORAGE_DL_CUDA_HOST);
+  assert_true(((const double*)hi.data)[0] == 0.0);
+  OK(gtstorage_release(p));
+}
+
+/* as_storage(data, device_data, sync_state): the caller's pair, with different layouts. */
+static double host_mem[6 * 5 * 4], dev_mem[6 * 5 * 4];
+static int released = 0;
+static void on_release(void* user) { *(int*)user += 1; }
+
+static void wrapped_pair_different_layouts(void** state) {
+  (void)state;
+  const int64_t c_strides[3] = {5 * 4 * 8, 4 * 8, 8};
+  const int64_t f_strides[3] = {8, 6 * 8, 6 * 5 * 8};
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 5; ++j)
+      for (int64_t k = 0; k < 4; ++k) host_mem[i * 20 + j * 4 + k] = value(0, 3, i, j, k);
+  memset(dev_mem, 0, sizeof dev_mem);
+  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  w.ndim = 3;
+  w.shape = shape3;
+  w.data = host_mem;
+  w.strides = c_strides;
+  w.device_data = dev_mem;
+  w.device_strides = f_strides;
+  w.sync_state = GTSTORAGE_SYNC_HOST_DIRTY;
+  w.release = on_release;
+  w.user_data = &released;
+  gtstorage_handle h = 0;
+  if (gtstorage_wrap(&w, &h) != GTSTORAGE_OK) fail_msg("wrap: %s", gtstorage_last_error());
+  int32_t s = -1;
+  OK(gtstorage_get_sync_state(h, &s));
+  assert_int_equal(s, HOST_DIRTY);
+  OK(gtstorage_acquire(h, GTSTORAGE_SIDE_DEVICE));
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 5; ++j)
+      for (int64_t k = 0; k < 4; ++k) assert_true(dev_mem[i + 6 * j + 30 * k] == value(0, 3, i, j, k));
+  OK(gtstorage_touch(h, GTSTORAGE_SIDE_DEVICE));
+  assert_int_equal(gtstorage_touch(h, GTSTORAGE_SIDE_HOST), GTSTORAGE_ERROR_SYNC_CONFLICT);
+  OK(gtstorage_release(h));
+  assert_int_equal(released, 1);
+}
+
+static void errors(void** state) {
+  (void)state;
+  gtstorage_handle h = make_mirror("gt:gpu", GTSTORAGE_MANAGED_MIRROR);
+  assert_int_equal(gtstorage_sync(h, 0, 0), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(gtstorage_last_error(), "op"));
+  assert_int_equal(gtstorage_sync(h, 11, 0), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(gtstorage_sync(h, 1, 8), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(gtstorage_last_error(), "flags"));
+  assert_int_equal(gtstorage_acquire(h, 5), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(gtstorage_last_error(), "side"));
+  assert_int_equal(gtstorage_set_device_backend("emulated"), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  OK(gtstorage_release(h));
+  assert_int_equal(gtstorage_set_device_backend("no-such"), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  print_message("%s\n", gtstorage_last_error());
+  assert_non_null(strstr(gtstorage_last_error(), "emulated"));
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = shape3;
+  o.preset = "gt:gpu";
+  o.device_id = 99;
+  assert_int_equal(gtstorage_create(&o, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(gtstorage_last_error(), "device_id"));
+  assert_int_equal(gtstorage_set_device(99), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  o.device_id = 1; /* the emulated backend has 2 devices */
+  OK(gtstorage_create(&o, &h));
+  gtstorage_interface_info info;
+  info.struct_size = sizeof info;
+  OK(gtstorage_interface(h, GTSTORAGE_SIDE_DEVICE, &info));
+  assert_int_equal(info.device_id, 1);
+  OK(gtstorage_release(h));
+}
+
+/* Without a driver the real backends report no device, never crash. */
+static void no_driver(void** state) {
+  (void)state;
+  const int rc = gtstorage_set_device_backend("cuda");
+  if (rc == GTSTORAGE_ERROR_UNSUPPORTED) {
+    assert_non_null(strstr(gtstorage_last_error(), "cuda"));
+  } else {
+    assert_int_equal(rc, GTSTORAGE_OK);
+    int32_t n = -1;
+    OK(gtstorage_device_count(&n));
+    if (n == 0) {
+      gtstorage_handle h = 0;
+      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+      o.ndim = 3;
+      o.shape = shape3;
+      o.preset = "gt:gpu";
+      assert_int_equal(gtstorage_create(&o, &h), GTSTORAGE_ERROR_NO_DEVICE);
+      assert_non_null(strstr(gtstorage_last_error(), "device"));
+      /* Host storages keep working. */
+      o.preset = "gt:cpu_ifirst";
+      OK(gtstorage_create(&o, &h));
+      OK(gtstorage_release(h));
+    }
+  }
+  OK(gtstorage_set_device_backend("emulated"));
+}
+
+static int check_no_leaks(void** state) {
+  (void)state;
+  gtstorage_stats s = {sizeof s, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  if (gtstorage_get_stats(&s) != GTSTORAGE_OK) return -1;
+  return (s.live_handles == 0 && s.live_buffers == 0 && s.device_bytes == 0) ? 0 : -1;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(exhaustive_from_base, check_no_leaks),
+      cmocka_unit_test_teardown(exhaustive_from_view, check_no_leaks),
+      cmocka_unit_test_teardown(transfer_is_whole_allocation, check_no_leaks),
+      cmocka_unit_test_teardown(api_writes_keep_pair_exact, check_no_leaks),
+      cmocka_unit_test_teardown(device_only_and_descriptors, check_no_leaks),
+      cmocka_unit_test_teardown(unified_and_pinned, check_no_leaks),
+      cmocka_unit_test_teardown(wrapped_pair_different_layouts, check_no_leaks),
+      cmocka_unit_test_teardown(errors, check_no_leaks),
+      cmocka_unit_test_teardown(no_driver, check_no_leaks),
+  };
+  return cmocka_run_group_tests_name("sync_state_machine", tests, setup, NULL);
+}
