@@ -6,15 +6,24 @@ namespace gts::capi {
 namespace {
 // A fixed buffer rather than std::string: recording an error must not itself allocate or throw.
 thread_local char last_message[1024] = "";
+// Whether last_message is non-empty. One byte in the initial-exec TLS model: successful calls
+// test it without the __tls_get_addr call a dlopen'ed library otherwise pays on every access.
+__attribute__((tls_model("initial-exec"))) thread_local bool has_message = false;
 }  // namespace
 
 int set_error(int status, const char* message) noexcept {
   std::strncpy(last_message, message, sizeof last_message - 1);
   last_message[sizeof last_message - 1] = '\0';
+  has_message = true;
   return status;
 }
 
-void clear_error() noexcept { last_message[0] = '\0'; }
+void clear_error() noexcept {
+  if (has_message) {
+    last_message[0] = '\0';
+    has_message = false;
+  }
+}
 
 int status_of(error_kind kind) noexcept {
   switch (kind) {

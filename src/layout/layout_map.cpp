@@ -24,11 +24,13 @@ layout_map layout_for(const preset& p, const dim_labels& dims, int ndim) {
     const int axis = spatial_axis(dims[d]);
     key[d] = axis >= 0 ? max_ndim + p.base_layout[axis] : data_dim_number(dims[d]);
   }
-  std::array<int, max_ndim> order{};
-  for (int d = 0; d < ndim; ++d) order[d] = d;
-  std::stable_sort(order.begin(), order.begin() + ndim,
-                   [&](int a, int b) { return key[a] < key[b]; });
-  for (int rank = 0; rank < ndim; ++rank) layout[order[rank]] = rank;
+  // Rank = number of dims that sort before d (stable: ties keep dimension order). Quadratic in
+  // ndim ≤ 16, but allocation-free: this runs on every create.
+  for (int d = 0; d < ndim; ++d) {
+    int rank = 0;
+    for (int e = 0; e < ndim; ++e) rank += key[e] < key[d] || (key[e] == key[d] && e < d);
+    layout[d] = rank;
+  }
   return layout;
 }
 
@@ -46,13 +48,17 @@ void check_layout(const int32_t* layout, int ndim) {
 }
 
 layout_map layout_from_strides(const int64_t* strides, int ndim) {
-  std::array<int, max_ndim> order{};
-  for (int d = 0; d < ndim; ++d) order[d] = d;
-  std::stable_sort(order.begin(), order.begin() + ndim, [&](int a, int b) {
-    return std::llabs(strides[a]) > std::llabs(strides[b]);
-  });
-  layout_map layout{};
-  for (int rank = 0; rank < ndim; ++rank) layout[order[rank]] = rank;
+  // Same allocation-free ranking as above; this runs on every descriptor query.
+  layout_map layout;
+  for (int d = 0; d < ndim; ++d) {
+    const int64_t sd = std::llabs(strides[d]);
+    int rank = 0;
+    for (int e = 0; e < ndim; ++e) {
+      const int64_t se = std::llabs(strides[e]);
+      rank += se > sd || (se == sd && e < d);
+    }
+    layout[d] = rank;
+  }
   return layout;
 }
 

@@ -198,6 +198,22 @@ strided_array storage::array(side s) const {
   return a;
 }
 
+void storage::finalize() {
+  for (int k = 0; k < 2; ++k) {
+    layouts[k] = layout_from_strides(strides[k].data(), ndim);
+    int64_t expected = type.itemsize;
+    bool contiguous = true;
+    for (int d = ndim - 1; d >= 0; --d) {
+      if (shape[d] != 1 && strides[k][d] != expected) contiguous = false;
+      expected *= shape[d];
+    }
+    c_contiguous[k] = contiguous || size() == 0;
+  }
+  nbytes = size() * type.itemsize;
+  const std::string t = type.typestr();
+  std::memcpy(typestr.data(), t.c_str(), std::min(t.size() + 1, typestr.size()));
+}
+
 int64_t storage::size() const {
   int64_t n = 1;
   for (int d = 0; d < ndim; ++d) n *= shape[d];
@@ -380,6 +396,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   }
   if (req.init != 0 && buffers->mirrored()) buffers->sync(op_set_host_modified, false, 0, true);
   st->readonly = req.readonly;
+  st->finalize();
   return st;
 }
 
@@ -456,6 +473,7 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
   // Only now can nothing fail any more: from here on the callback belongs to the buffers.
   buffers->release = req.release;
   buffers->release_user_data = req.user_data;
+  st->finalize();
   return st;
 }
 
@@ -523,6 +541,7 @@ std::unique_ptr<storage> storage::slice(const slice_range* ranges, int n) const 
     }
     v->aligned_index[o] = nai;
   }
+  v->finalize();
   return v;
 }
 
@@ -547,6 +566,7 @@ std::unique_ptr<storage> storage::transpose(const int32_t* perm, int n) const {
     v->aligned_index[d] = aligned_index[o];
     for (int s = 0; s < 2; ++s) v->strides[s][d] = strides[s][o];
   }
+  v->finalize();
   return v;
 }
 

@@ -60,6 +60,15 @@ class storage {
   bool readonly = false;
   uint64_t stream = 0;
 
+  // Derived once per view by finalize(), so descriptor queries only copy (they run in ~10 ns).
+  std::array<layout_map, 2> layouts{};     ///< Per side: rank of each dim by |stride|.
+  std::array<bool, 2> c_contiguous{};      ///< Per side.
+  int64_t nbytes = 0;                      ///< product(shape) * itemsize.
+  std::array<char, 8> typestr{};           ///< NUL-terminated.
+
+  /// Recomputes the derived fields above from the geometry.
+  void finalize();
+
   [[nodiscard]] bool has(side s) const { return buffers->get(s).present(); }
   [[nodiscard]] strided_array array(side s) const;
   [[nodiscard]] int64_t size() const;
