@@ -1,0 +1,134 @@
+# gtstorage: Python binding of libgtstorage (pure Python over ctypes).
+"""gtstorage — GT4Py/GDP-3 storages allocated and described by libgtstorage.
+
+The allocators take GT4Py's names and keywords (``empty``, ``zeros``, ``ones``, ``full``,
+``from_array``) plus GDP-3's (``*_like``, ``as_storage``, ``storage``, ``defaults``, ``dims``,
+``layout``, ``alignment_size``, ``halo``, ``device``, ``managed``); the returned ``Storage``
+exposes NumPy's array interface, the CUDA Array Interface v3, DLPack, ``__gt_dims__``,
+``__gt_origin__`` and GDP-3's ``__gt_data_interface__``. All layout decisions are the C
+library's. See docs/python.md.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Dict, List
+
+from . import _capi
+from ._capi import (
+    GTDeviceError,
+    GTInternalError,
+    GTMemoryError,
+    GTNoSuchBufferError,
+    GTStorageError,
+    GTSyncConflictError,
+    GTUnknownPresetError,
+    GTUnsupportedError,
+    GTValueError,
+    check as _check,
+    lib as _lib,
+)
+from ._creation import (
+    as_storage,
+    empty,
+    empty_like,
+    from_array,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    plan,
+    storage,
+    zeros,
+    zeros_like,
+)
+from ._storage import (
+    CPUStorage,
+    CUDAManagedGPUStorage,
+    GPUStorage,
+    SoftwareManagedGPUStorage,
+    Storage,
+    SyncState,
+)
+from . import _xarray
+
+__version__ = "1.0.0"
+#: Version of the loaded C library ("MAJOR.MINOR.PATCH") and the path it was loaded from.
+library_version: str = _lib.gtstorage_version_string().decode("ascii")
+library_path: str = _capi.library_path
+
+asstorage = as_storage  # the spelling of GDP-3's first draft
+
+__all__ = [
+    "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTDeviceError", "GTInternalError",
+    "GTMemoryError", "GTNoSuchBufferError", "GTStorageError", "GTSyncConflictError",
+    "GTUnknownPresetError", "GTUnsupportedError", "GTValueError", "SoftwareManagedGPUStorage",
+    "Storage", "SyncState", "as_storage", "asstorage", "device_count", "empty", "empty_like",
+    "from_array", "full", "full_like", "get_device_backend", "get_stats", "library_path",
+    "library_version", "ones", "ones_like", "plan", "presets", "reset_transfer_stats",
+    "set_device", "set_device_backend", "storage", "zeros", "zeros_like",
+]
+
+
+def get_stats() -> Dict[str, int]:
+    """Library-wide counters: live handles/buffers, bytes allocated, host<->device transfers."""
+    out = _capi.new_struct(_capi.Stats)
+    _check(_lib.gtstorage_get_stats(ctypes.byref(out)), "get_stats")
+    return {name: int(getattr(out, name)) for name, _ in _capi.Stats._fields_[2:]}
+
+
+def reset_transfer_stats() -> None:
+    _check(_lib.gtstorage_reset_transfer_stats(), "reset_transfer_stats")
+
+
+def presets() -> List[Dict[str, Any]]:
+    """The registered presets (GT4Py backends and more), in registration order."""
+    count = ctypes.c_int32()
+    _check(_lib.gtstorage_preset_count(ctypes.byref(count)), "presets")
+    result = []
+    for i in range(count.value):
+        p = _capi.new_struct(_capi.PresetInfo)
+        _check(_lib.gtstorage_preset_at(i, ctypes.byref(p)), "presets")
+        result.append({
+            "name": p.name.decode("utf-8"),
+            "alignment": int(p.alignment),
+            "alignment_unit": "bytes" if p.alignment_unit == _capi.ALIGN_BYTES else "elements",
+            "device": "gpu" if p.device == _capi.DEVICE_GPU else "cpu",
+            "rule": {0: "by_dims", 1: "C", 2: "F"}.get(p.rule, p.rule),
+            "base_layout": tuple(p.base_layout),
+        })
+    return result
+
+
+def device_count() -> int:
+    """Usable devices of the active device backend (0 without one)."""
+    out = ctypes.c_int32()
+    _check(_lib.gtstorage_device_count(ctypes.byref(out)), "device_count")
+    return int(out.value)
+
+
+def set_device_backend(name: str) -> None:
+    """Selects "cuda", "hip", "emulated" or "auto" (only while no device storage is alive)."""
+    _check(_lib.gtstorage_set_device_backend(name.encode("ascii")), "set_device_backend")
+
+
+def get_device_backend() -> str:
+    buf = ctypes.create_string_buffer(64)
+    _check(_lib.gtstorage_get_device_backend(buf, len(buf)), "get_device_backend")
+    return buf.value.decode("ascii")
+
+
+def set_device(device_id: int) -> None:
+    """Current device ordinal for storages created with device_id=-1."""
+    _check(_lib.gtstorage_set_device(int(device_id)), "set_device")
+
+
+# Public classes report the package as their module (readable tracebacks and reprs).
+for _cls in (GTDeviceError, GTInternalError, GTMemoryError, GTNoSuchBufferError, GTStorageError,
+             GTSyncConflictError, GTUnknownPresetError, GTUnsupportedError, GTValueError,
+             CPUStorage, CUDAManagedGPUStorage, GPUStorage, SoftwareManagedGPUStorage, Storage,
+             SyncState):
+    _cls.__module__ = __name__
+del _cls
+
+_xarray.register()

@@ -1,0 +1,851 @@
+# gtstorage Python binding: the Storage object (GDP-3) over a libgtstorage handle.
+#
+# A Storage owns one reference to a C handle and releases it when collected. Everything it
+# reports (shape, strides, layout, halo, origin, aligned index, data addresses) comes from
+# gtstorage_interface(); views come from gtstorage_slice/transpose/domain_view. Python only turns
+# keys and keywords into C arguments and builds the protocol dictionaries.
+"""Storage classes, SyncState and the array protocols."""
+
+from __future__ import annotations
+
+import ctypes
+import operator
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+from . import _capi, _dlpack
+from ._capi import GTNoSuchBufferError, check, lib
+
+# Lazily imported optional modules (CuPy is optional everywhere).
+_cupy_module = None
+
+
+def _cupy():
+    global _cupy_module
+    if _cupy_module is None:
+        import cupy  # noqa: F401 - ImportError tells the caller CuPy is missing
+
+        _cupy_module = cupy
+    return _cupy_module
+
+
+def _cupy_or_none():
+    try:
+        return _cupy()
+    except ImportError:
+        return None
+
+
+class SyncState:
+    """Which buffer of a host/device pair is modified (GDP-3 ``gt4py.storage.SyncState``).
+
+    One instance is shared by a storage and every view made from it, because the C library keeps
+    one sync state per buffer pair: changing it through any view changes it for all. A
+    ``SyncState`` created by the user (``SyncState(SyncState.SYNC_HOST_DIRTY)``) is unbound and
+    only carries a value, e.g. for ``as_storage(..., sync_state=...)``; the storage created from it
+    binds it.
+    """
+
+    SYNC_CLEAN = _capi.SYNC_CLEAN
+    SYNC_HOST_DIRTY = _capi.SYNC_HOST_DIRTY
+    SYNC_DEVICE_DIRTY = _capi.SYNC_DEVICE_DIRTY
+    _NAMES = {0: "SYNC_CLEAN", 1: "SYNC_HOST_DIRTY", 2: "SYNC_DEVICE_DIRTY"}
+    _OPS = {
+        _capi.SYNC_CLEAN: _capi.SYNC_SET_SYNCHRONIZED,
+        _capi.SYNC_HOST_DIRTY: _capi.SYNC_SET_HOST_MODIFIED,
+        _capi.SYNC_DEVICE_DIRTY: _capi.SYNC_SET_DEVICE_MODIFIED,
+    }
+
+    def __init__(self, state: int = SYNC_CLEAN):
+        self._handle = 0  # an own library reference once bound, so no Python cycle is needed
+        self._value = self._check(state)
+
+    @classmethod
+    def _check(cls, state) -> int:
+        try:
+            value = operator.index(state)
+        except TypeError:
+            raise TypeError(f"sync state must be an int constant of SyncState, got {state!r}") from None
+        if value not in cls._NAMES:
+            raise ValueError(f"sync state {value} is not one of SYNC_CLEAN (0), SYNC_HOST_DIRTY (1), "
+                             "SYNC_DEVICE_DIRTY (2)")
+        return value
+
+    def _bind(self, handle: int) -> "SyncState":
+        check(lib.gtstorage_retain(handle), "sync_state")
+        self._handle = handle
+        return self
+
+    @property
+    def is_bound(self) -> bool:
+        return self._handle != 0
+
+    @property
+    def state(self) -> int:
+        if not self._handle:
+            return self._value
+        out = ctypes.c_int32()
+        check(lib.gtstorage_get_sync_state(self._handle, ctypes.byref(out)), "sync_state")
+        return out.value
+
+    @state.setter
+    def state(self, value) -> None:
+        value = self._check(value)
+        if not self._handle:
+            self._value = value
+            return
+        check(lib.gtstorage_sync(self._handle, self._OPS[value], 0), "sync_state")
+
+    def __eq__(self, other):
+        if isinstance(other, SyncState):
+            return self is other or (not self._handle and not other._handle and self._value == other._value)
+        return NotImplemented
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"SyncState({self._NAMES.get(self.state, self.state)}{'' if self._handle else ', unbound'})"
+
+    def __del__(self):
+        h, self._handle = getattr(self, "_handle", 0), 0
+        if h and lib is not None:
+            try:
+                lib.gtstorage_release(h)
+            except Exception:  # noqa: BLE001 - interpreter shutdown
+                pass
+
+
+def _info(handle: int, side: int) -> _capi.InterfaceInfo:
+    info = _capi.new_struct(_capi.InterfaceInfo)
+    check(lib.gtstorage_interface(handle, side, ctypes.byref(info)),
+          "host buffer" if side == _capi.SIDE_HOST else "device buffer")
+    return info
+
+
+def _has_side(handle: int, side: int) -> bool:
+    out = ctypes.c_int32()
+    check(lib.gtstorage_has_side(handle, side, ctypes.byref(out)))
+    return bool(out.value)
+
+
+def _tuple(arr, n) -> Tuple[int, ...]:
+    return tuple(int(arr[i]) for i in range(n))
+
+
+def _new_handle(fn, *args, context: str) -> int:
+    out = _capi.handle_t()
+    check(fn(*args, ctypes.byref(out)), context)
+    return out.value
+
+
+def _is_gpu_value(value) -> bool:
+    """GDP-3 "Choosing the Device": is @p value GPU-enabled?"""
+    if isinstance(value, SoftwareManagedGPUStorage):
+        return value.sync_state.state != _capi.SYNC_HOST_DIRTY
+    if isinstance(value, Storage):
+        return value._has_device
+    gdi = getattr(value, "__gt_data_interface__", None)
+    if isinstance(gdi, dict):
+        return "gpu" in gdi and gdi["gpu"] is not None
+    return hasattr(value, "__cuda_array_interface__")
+
+
+class Storage:
+    """A GT4Py/GDP-3 storage: an N-d field allocated and described by libgtstorage.
+
+    Use the creation functions (``empty``, ``zeros``, ``from_array``, ``as_storage`` …);
+    ``Storage(data, ...)`` is the same as ``storage(data, ...)``. The concrete class tells where
+    the buffers are: ``CPUStorage`` (host only), ``GPUStorage`` (device only),
+    ``SoftwareManagedGPUStorage`` (host + device, synchronized by gtstorage) and
+    ``CUDAManagedGPUStorage`` (one unified-memory buffer).
+    """
+
+    __array_priority__ = 10
+
+    def __new__(cls, data=None, device_data=None, **kwargs):
+        from ._creation import storage  # the public constructor of GDP-3
+
+        return storage(data, device_data, **kwargs)
+
+    def __init__(self, *args, **kwargs):
+        # All work happens in __new__ / _from_handle; this only swallows the constructor arguments.
+        pass
+
+    # ---- construction from a handle (internal) ------------------------------------------------
+
+    @staticmethod
+    def _from_handle(handle: int, *, sync_state: Optional[SyncState] = None,
+                     params: Optional[Dict[str, Any]] = None) -> "Storage":
+        """Wraps a handle with refcount owned by the caller (released if this fails)."""
+        try:
+            has_host = _has_side(handle, _capi.SIDE_HOST)
+            has_device = _has_side(handle, _capi.SIDE_DEVICE)
+            if has_host and has_device:
+                dev = _info(handle, _capi.SIDE_DEVICE)
+                cls = (CUDAManagedGPUStorage if dev.device_type == _capi.DL_CUDA_MANAGED
+                       else SoftwareManagedGPUStorage)
+            elif has_device:
+                cls = GPUStorage
+            else:
+                cls = CPUStorage
+            if sync_state is None:
+                sync_state = SyncState()
+            if not sync_state.is_bound:
+                sync_state._bind(handle)
+        except BaseException:
+            lib.gtstorage_release(handle)
+            raise
+        obj = object.__new__(cls)
+        obj._handle = handle
+        obj._has_host = has_host
+        obj._has_device = has_device
+        obj._sync_state = sync_state
+        obj._params = dict(params or {})
+        return obj
+
+    def __del__(self):
+        h, self._handle = getattr(self, "_handle", 0), 0
+        if h and lib is not None:
+            try:
+                lib.gtstorage_release(h)
+            except Exception:  # noqa: BLE001 - interpreter shutdown
+                pass
+
+    @property
+    def handle(self) -> int:
+        """The C handle (a borrowed reference: retain it with the C API to keep it longer)."""
+        return self._handle
+
+    # ---- description -------------------------------------------------------------------------
+
+    def _primary_side(self) -> int:
+        return _capi.SIDE_HOST if self._has_host else _capi.SIDE_DEVICE
+
+    def _info(self, side: Optional[int] = None) -> _capi.InterfaceInfo:
+        return _info(self._handle, self._primary_side() if side is None else side)
+
+    @property
+    def ndim(self) -> int:
+        return int(self._info().ndim)
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        i = self._info()
+        return _tuple(i.shape, i.ndim)
+
+    @property
+    def strides(self) -> Tuple[int, ...]:
+        """Strides in bytes (of the host buffer if there is one, else of the device buffer)."""
+        i = self._info()
+        return _tuple(i.strides, i.ndim)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self._info().typestr.decode("ascii"))
+
+    @property
+    def itemsize(self) -> int:
+        return int(self._info().itemsize)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the elements, padding excluded."""
+        return int(self._info().nbytes)
+
+    @property
+    def halo(self) -> Tuple[Tuple[int, int], ...]:
+        i = self._info()
+        return tuple((int(i.halo[d][0]), int(i.halo[d][1])) for d in range(i.ndim))
+
+    @property
+    def dims(self) -> Tuple[str, ...]:
+        i = self._info()
+        return tuple(i.dims[d].value.decode("ascii") for d in range(i.ndim))
+
+    @property
+    def aligned_index(self) -> Tuple[Optional[int], ...]:
+        """Index of the aligned element; None in dimensions where it lies outside this view."""
+        i = self._info()
+        return tuple(None if i.aligned_index[d] < 0 else int(i.aligned_index[d]) for d in range(i.ndim))
+
+    @property
+    def layout(self) -> Tuple[int, ...]:
+        """Rank of each dimension in stride order (0 = largest stride)."""
+        i = self._info()
+        return _tuple(i.layout, i.ndim)
+
+    @property
+    def readonly(self) -> bool:
+        return bool(self._info().readonly)
+
+    @property
+    def device(self) -> Optional[str]:
+        """"gpu" if the storage has a device buffer, None otherwise (GDP-3)."""
+        return "gpu" if self._has_device else None
+
+    @property
+    def managed(self):
+        """GDP-3 ``managed``: False (no sync needed), "gtstorage" or "cuda"."""
+        return False
+
+    @property
+    def sync_state(self) -> SyncState:
+        return self._sync_state
+
+    @property
+    def domain_view(self) -> "Storage":
+        """View without the halo: index (0, …) is the first interior point."""
+        return self._view(_new_handle(lib.gtstorage_domain_view, self._handle, context="domain_view"))
+
+    @property
+    def data(self) -> Optional[memoryview]:
+        """The host buffer as a memoryview (GDP-3), None without a host buffer."""
+        return self.to_numpy().data if self._has_host else None
+
+    @property
+    def T(self) -> "Storage":
+        return self.transpose()
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d storage")
+        return shape[0]
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype}, dims={self.dims}, "
+                f"halo={self.halo}, layout={self.layout}, device={self.device!r})")
+
+    # ---- views -------------------------------------------------------------------------------
+
+    def _view(self, handle: int) -> "Storage":
+        return Storage._from_handle(handle, sync_state=self._sync_state, params=self._params)
+
+    def transpose(self, *axes) -> "Storage":
+        """View with the dimensions permuted (NumPy semantics: no axes reverses them)."""
+        ndim = self.ndim
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
+            axes = axes[0]
+        if axes is None or (isinstance(axes, tuple) and len(axes) == 0):
+            perm = list(range(ndim))[::-1]
+        else:
+            try:
+                perm = [operator.index(a) for a in axes]
+            except TypeError:
+                raise TypeError(f"transpose: axes must be ints, got {axes!r}") from None
+        if len(perm) != ndim:
+            raise ValueError(f"transpose: {len(perm)} axes given for a storage of ndim {ndim}")
+        perm = [p + ndim if p < 0 else p for p in perm]
+        arr = _capi.int32_array(perm)
+        return self._view(_new_handle(lib.gtstorage_transpose, self._handle, arr, len(perm),
+                                      context="transpose"))
+
+    def _specs(self, key) -> Optional[Tuple[list, bool]]:
+        """C slice specs for a basic-indexing key, or None for advanced indexing."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        shape = self.shape
+        ndim = len(shape)
+        if any(k is None for k in key) or any(
+            isinstance(k, (list, np.ndarray, bool, np.bool_)) or hasattr(k, "__array_interface__")
+            for k in key
+        ):
+            return None
+        n_ellipsis = sum(1 for k in key if k is Ellipsis)
+        if n_ellipsis > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if n_ellipsis:
+            pos = next(i for i, k in enumerate(key) if k is Ellipsis)
+            fill = ndim - (len(key) - 1)
+            key = key[:pos] + (slice(None),) * max(fill, 0) + key[pos + 1:]
+        if len(key) > ndim:
+            raise IndexError(f"too many indices: storage is {ndim}-dimensional, but {len(key)} "
+                             "were indexed")
+        key = key + (slice(None),) * (ndim - len(key))
+        specs = []
+        all_int = True
+        for d, k in enumerate(key):
+            if isinstance(k, slice):
+                all_int = False
+                step = 1 if k.step is None else operator.index(k.step)
+                if step == 0:
+                    raise ValueError("slice step cannot be zero")
+                start = _capi.SLICE_NONE if k.start is None else operator.index(k.start)
+                stop = _capi.SLICE_NONE if k.stop is None else operator.index(k.stop)
+                specs.append((start, stop, step, _capi.SLICE_RANGE))
+                continue
+            try:
+                i = operator.index(k)
+            except TypeError:
+                return None
+            if not -shape[d] <= i < shape[d]:
+                raise IndexError(f"index {i} is out of bounds for axis {d} with size {shape[d]}")
+            specs.append((i, _capi.SLICE_NONE, 1, _capi.SLICE_INDEX))
+        return specs, all_int
+
+    def _slice(self, specs) -> "Storage":
+        arr = (_capi.SliceSpec * max(len(specs), 1))()
+        for i, (start, stop, step, kind) in enumerate(specs):
+            arr[i].start, arr[i].stop, arr[i].step, arr[i].kind = start, stop, step, kind
+        return self._view(_new_handle(lib.gtstorage_slice, self._handle, arr, len(specs),
+                                      context="index"))
+
+    def __getitem__(self, key):
+        """Basic indexing gives a view (a scalar when every dimension is indexed by an int);
+        advanced indexing gives a NumPy array, like NumPy."""
+        parsed = self._specs(key)
+        if parsed is None:
+            return self._host_array_for_read()[key]
+        specs, all_int = parsed
+        view = self._slice(specs)
+        if all_int:
+            return view._read_scalar()
+        return view
+
+    def _read_scalar(self):
+        out = np.empty((), dtype=self.dtype)
+        self._copy_to_ndarray(out)
+        return out[()]
+
+    def __setitem__(self, key, value) -> None:
+        parsed = self._specs(key)
+        if parsed is None:
+            # Advanced indexing: write through the host buffer with NumPy.
+            if not self._has_host:
+                raise IndexError("advanced indexing needs a host buffer; this storage has none")
+            check(lib.gtstorage_acquire(self._handle, _capi.SIDE_HOST), "__setitem__")
+            arr = np.asarray(self._raw_array_interface_object(_capi.SIDE_HOST))
+            arr[key] = np.asarray(value) if isinstance(value, Storage) else value
+            check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "__setitem__")
+            return
+        self._slice(parsed[0])._assign(value)
+
+    def _assign(self, value) -> None:
+        """Writes @p value (scalar, array-like, storage) into every element of this view."""
+        if (isinstance(self, SoftwareManagedGPUStorage) and _is_gpu_value(value)):
+            self._assign_on_device(value)
+            return
+        if isinstance(value, Storage) and value.shape == self.shape:
+            check(lib.gtstorage_copy(self._handle, value._handle), "__setitem__")
+            return
+        if isinstance(value, Storage):
+            value = value._host_array_for_read()
+        if np.ndim(value) == 0 and not hasattr(value, "__cuda_array_interface__"):
+            scalar = np.asarray(value, dtype=self.dtype)
+            check(lib.gtstorage_fill(self._handle, scalar.ctypes.data_as(ctypes.c_void_p)),
+                  "__setitem__")
+            return
+        if hasattr(value, "__cuda_array_interface__") and not hasattr(value, "__array_interface__"):
+            src = _wrap_cuda_array(value)
+            src = src if src.shape == self.shape else None
+            if src is None:
+                raise ValueError("__setitem__: a device array value must have the target's shape")
+            check(lib.gtstorage_copy(self._handle, src._handle), "__setitem__")
+            return
+        self._copy_from_ndarray(np.asarray(value))
+
+    def _assign_on_device(self, value) -> None:
+        # GDP-3: a GPU-enabled value is written to the device buffer of a mirrored storage. The C
+        # copy writes the host side of a storage that has one, so the device side of this view is
+        # described as a device-only storage (no copy) and written through that.
+        check(lib.gtstorage_acquire(self._handle, _capi.SIDE_DEVICE), "__setitem__")
+        dev = self._info(_capi.SIDE_DEVICE)
+        wrap = _capi.new_struct(_capi.WrapOptions)
+        shape = _capi.int64_array(_tuple(dev.shape, dev.ndim))
+        strides = _capi.int64_array(_tuple(dev.strides, dev.ndim))
+        wrap.ndim = dev.ndim
+        wrap.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+        wrap.device_strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
+        wrap.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
+        wrap.dtype = dev.typestr
+        wrap.device_data = dev.data
+        wrap.device_id = dev.device_id
+        target = Storage._from_handle(_new_handle(lib.gtstorage_wrap, ctypes.byref(wrap),
+                                                  context="__setitem__"))
+        if isinstance(value, Storage):
+            src = value
+        elif hasattr(value, "__cuda_array_interface__"):
+            src = _wrap_cuda_array(value)
+        else:
+            src = None
+        if src is not None and src.shape == target.shape:
+            check(lib.gtstorage_copy(target._handle, src._handle), "__setitem__")
+        else:
+            host = np.asarray(value._host_array_for_read() if isinstance(value, Storage) else value)
+            target._copy_from_ndarray(host)
+        check(lib.gtstorage_touch(self._handle, _capi.SIDE_DEVICE), "__setitem__")
+
+    # ---- copies between the storage and NumPy arrays (the C library converts and transfers) ---
+
+    def _copy_from_ndarray(self, arr: np.ndarray) -> None:
+        shape = self.shape
+        if arr.dtype.kind not in "biufc" or not arr.dtype.isnative:
+            arr = arr.astype(self.dtype)
+        if arr.shape != shape:
+            try:
+                arr = np.broadcast_to(arr, shape)
+            except ValueError:
+                raise ValueError(f"could not broadcast input array from shape {arr.shape} into "
+                                 f"shape {shape}") from None
+        if any(s == 0 for s in arr.strides) and arr.size > 1:
+            arr = np.ascontiguousarray(arr)  # the C library rejects overlapping source strides
+        desc, keep = _array_desc(arr)
+        check(lib.gtstorage_copy_from_array(self._handle, ctypes.byref(desc)), "copy from array")
+        del keep
+
+    def _copy_to_ndarray(self, arr: np.ndarray) -> None:
+        desc, keep = _array_desc(arr)
+        check(lib.gtstorage_copy_to_array(ctypes.byref(desc), self._handle), "copy to array")
+        del keep
+
+    def _host_array_for_read(self) -> np.ndarray:
+        """A host ndarray with this view's values: zero-copy with a host buffer, else a copy."""
+        if self._has_host:
+            return self.to_numpy()
+        out = np.empty(self.shape, dtype=self.dtype)
+        self._copy_to_ndarray(out)
+        return out
+
+    # ---- array interfaces ----------------------------------------------------------------------
+
+    def _raw_interface(self, side: int) -> Dict[str, Any]:
+        """Array-interface dict of one side, without touching the sync state."""
+        i = _info(self._handle, side)
+        return {
+            "shape": _tuple(i.shape, i.ndim),
+            "typestr": i.typestr.decode("ascii"),
+            "data": (int(i.data or 0), bool(i.readonly)),
+            "strides": _tuple(i.strides, i.ndim),
+            "version": 3,
+        }
+
+    def _raw_array_interface_object(self, side: int):
+        return _InterfaceHolder(self, self._raw_interface(side))
+
+    @property
+    def __array_interface__(self) -> Dict[str, Any]:
+        """NumPy array interface of the host buffer. For a mirrored storage the host is made
+        current and marked modified first, since the consumer may write through it."""
+        if not self._has_host:
+            raise GTNoSuchBufferError("__array_interface__: the storage has no host buffer",
+                                      _capi.ERROR_NO_SUCH_BUFFER)
+        check(lib.gtstorage_acquire(self._handle, _capi.SIDE_HOST), "__array_interface__")
+        check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "__array_interface__")
+        return self._raw_interface(_capi.SIDE_HOST)
+
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, Any]:
+        """CUDA Array Interface v3 of the device buffer (device made current, marked modified)."""
+        if not self._has_device:
+            raise GTNoSuchBufferError("__cuda_array_interface__: the storage has no device buffer",
+                                      _capi.ERROR_NO_SUCH_BUFFER)
+        check(lib.gtstorage_acquire(self._handle, _capi.SIDE_DEVICE), "__cuda_array_interface__")
+        check(lib.gtstorage_touch(self._handle, _capi.SIDE_DEVICE), "__cuda_array_interface__")
+        return self._cuda_interface_dict()
+
+    def _cuda_interface_dict(self) -> Dict[str, Any]:
+        d = self._raw_interface(_capi.SIDE_DEVICE)
+        stream = int(_info(self._handle, _capi.SIDE_DEVICE).stream)
+        # CAI v3: 0 is not allowed, 1 names the legacy default stream that the library's 0 means.
+        d["stream"] = stream if stream else 1
+        return d
+
+    def __array__(self, dtype=None, copy=None):
+        if self._has_host:
+            if copy is False and dtype is not None and np.dtype(dtype) != self.dtype:
+                raise ValueError("__array__: a dtype conversion needs a copy, but copy=False")
+            arr = self.to_numpy()
+        else:
+            if copy is False:
+                raise ValueError("__array__: the storage has only a device buffer; reading it "
+                                 "from NumPy needs a copy, but copy=False")
+            arr = self._host_array_for_read()
+            copy = False  # already a fresh array
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        """(DLPack device type, device id) of the buffer __dlpack__ exports by default."""
+        i = self._info(_capi.SIDE_DEVICE if self._has_device else _capi.SIDE_HOST)
+        return int(i.device_type), int(i.device_id)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export (Python array API). A versioned capsule when the consumer passes
+        max_version >= (1, 0), a legacy one otherwise; copy=True exports a fresh copy."""
+        side = _capi.SIDE_DEVICE if self._has_device else _capi.SIDE_HOST
+        if dl_device is not None:
+            try:
+                wanted = (int(dl_device[0]), int(dl_device[1]))
+            except (TypeError, ValueError, IndexError):
+                raise TypeError(f"__dlpack__: dl_device must be a (type, id) pair, got {dl_device!r}") from None
+            if wanted == self.__dlpack_device__():
+                pass
+            elif wanted[0] == _capi.DL_CPU and self._has_host:
+                side = _capi.SIDE_HOST
+            elif wanted[0] == _capi.DL_CPU and copy is not False:
+                return self._host_copy()._export(_capi.SIDE_HOST, stream, max_version)
+            else:
+                raise BufferError(f"__dlpack__: cannot export to device {wanted} without a copy "
+                                  f"(the storage is on {self.__dlpack_device__()})")
+        if copy:
+            return self.copy()._export(side, stream, max_version)
+        return self._export(side, stream, max_version)
+
+    def _host_copy(self) -> "Storage":
+        from ._creation import empty_like
+
+        out = empty_like(self, device=None)
+        check(lib.gtstorage_copy(out._handle, self._handle), "__dlpack__")
+        return out
+
+    def _export(self, side: int, stream, max_version) -> object:
+        if side == _capi.SIDE_HOST:
+            if stream is not None and stream != -1:
+                raise BufferError(f"__dlpack__: stream must be None for a host buffer, got {stream!r}")
+            check(lib.gtstorage_acquire(self._handle, _capi.SIDE_HOST), "__dlpack__")
+            check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "__dlpack__")
+        else:
+            if stream == 0:
+                raise BufferError("__dlpack__: stream 0 is ambiguous and not allowed for CUDA")
+            # acquire is synchronous: no work on the data is pending on any stream afterwards, so
+            # every consumer stream (or stream=-1, "no synchronization") may use it at once.
+            check(lib.gtstorage_acquire(self._handle, _capi.SIDE_DEVICE), "__dlpack__")
+            check(lib.gtstorage_touch(self._handle, _capi.SIDE_DEVICE), "__dlpack__")
+        versioned = max_version is not None and tuple(max_version)[0] >= 1
+        return _dlpack.to_capsule(self._handle, side, versioned)
+
+    # ---- GT4Py / GDP-3 interfaces ----------------------------------------------------------
+
+    @property
+    def __gt_dims__(self) -> Tuple[str, ...]:
+        return self.dims
+
+    @property
+    def __gt_origin__(self) -> Tuple[int, ...]:
+        i = self._info()
+        return _tuple(i.origin, i.ndim)
+
+    @property
+    def __gt_data_interface__(self) -> Dict[Optional[str], Dict[str, Any]]:
+        """GDP-3 data interface: per device (None = host, "gpu") the array interface plus
+        "acquire"/"touch" callables, "dims" and "halo"."""
+        out: Dict[Optional[str], Dict[str, Any]] = {}
+        extra = {"dims": self.dims, "halo": self.halo}
+        if self._has_host:
+            d = self._raw_interface(_capi.SIDE_HOST)
+            d.update(extra, acquire=self.device_to_host, touch=self.set_host_modified)
+            out[None] = d
+        if self._has_device:
+            d = self._cuda_interface_dict()
+            d.update(extra, acquire=self.host_to_device, touch=self.set_device_modified)
+            out["gpu"] = d
+        return out
+
+    # ---- conversions -------------------------------------------------------------------------
+
+    def to_numpy(self) -> np.ndarray:
+        """Zero-copy NumPy view of the host buffer; the array keeps the storage alive."""
+        if not self._has_host:
+            raise GTNoSuchBufferError("to_numpy: the storage has no host buffer",
+                                      _capi.ERROR_NO_SUCH_BUFFER)
+        return np.asarray(self)
+
+    def to_cupy(self):
+        """Zero-copy CuPy view of the device buffer (needs CuPy)."""
+        if not self._has_device:
+            raise GTNoSuchBufferError("to_cupy: the storage has no device buffer",
+                                      _capi.ERROR_NO_SUCH_BUFFER)
+        return _cupy().asarray(self)
+
+    def to_ndarray(self):
+        """CuPy view of the device buffer if there is one and CuPy is importable, else the NumPy
+        view of the host buffer (GDP-3)."""
+        if self._has_device and _cupy_or_none() is not None:
+            return self.to_cupy()
+        if self._has_host:
+            return self.to_numpy()
+        raise GTNoSuchBufferError("to_ndarray: device-only storage and CuPy is not importable",
+                                  _capi.ERROR_NO_SUCH_BUFFER)
+
+    def copy(self) -> "Storage":
+        """New storage with the same parameters (layout, dims, halo, device) and a copy of the data."""
+        from ._creation import empty_like
+
+        out = empty_like(self)
+        check(lib.gtstorage_copy(out._handle, self._handle), "copy")
+        return out
+
+    def __copy__(self) -> "Storage":
+        return self.copy()
+
+    def __deepcopy__(self, memo=None) -> "Storage":
+        return self.copy()
+
+    # ---- host/device synchronization (no-ops without a host/device pair) ----------------------
+
+    def _sync(self, op: int, force: bool = False) -> None:
+        check(lib.gtstorage_sync(self._handle, op, _capi.SYNC_FLAG_FORCE if force else 0), "sync")
+
+    def device_to_host(self, *, force: bool = False) -> None:
+        """Copies device -> host if the device is modified (or force); both are then in sync."""
+        self._sync(_capi.SYNC_DEVICE_TO_HOST, force)
+
+    def host_to_device(self, *, force: bool = False) -> None:
+        """Copies host -> device if the host is modified (or force); both are then in sync."""
+        self._sync(_capi.SYNC_HOST_TO_DEVICE, force)
+
+    def set_host_modified(self) -> None:
+        self._sync(_capi.SYNC_SET_HOST_MODIFIED)
+
+    def set_device_modified(self) -> None:
+        self._sync(_capi.SYNC_SET_DEVICE_MODIFIED)
+
+    def set_synchronized(self) -> None:
+        self._sync(_capi.SYNC_SET_SYNCHRONIZED)
+
+    def synchronize(self) -> None:
+        self._sync(_capi.SYNC_SYNCHRONIZE)
+
+    def set_stream(self, stream: int) -> None:
+        """Stream that __cuda_array_interface__ reports and asynchronous syncs use."""
+        check(lib.gtstorage_set_stream(self._handle, int(stream)), "set_stream")
+
+    def transfer_stats(self) -> Dict[str, int]:
+        """Host<->device transfer counters of the buffers behind this storage (shared by views)."""
+        out = _capi.new_struct(_capi.TransferStats)
+        check(lib.gtstorage_get_transfer_stats(self._handle, ctypes.byref(out)), "transfer_stats")
+        return {k: int(getattr(out, k)) for k in ("h2d_count", "h2d_bytes", "d2h_count", "d2h_bytes")}
+
+    def refcount(self) -> int:
+        """Reference count of this handle in the library (DLPack exports add to it)."""
+        out = ctypes.c_int64()
+        check(lib.gtstorage_refcount(self._handle, ctypes.byref(out)), "refcount")
+        return int(out.value)
+
+
+class CPUStorage(Storage):
+    """Storage with a host buffer only."""
+
+
+class GPUStorage(Storage):
+    """Storage with a device buffer only (GDP-3 managed=False)."""
+
+
+class SoftwareManagedGPUStorage(Storage):
+    """Host + device buffers kept in sync by gtstorage (GDP-3 managed="gt4py")."""
+
+    @property
+    def managed(self):
+        return "gtstorage"
+
+
+class CUDAManagedGPUStorage(Storage):
+    """One unified-memory buffer visible from host and device (GDP-3 managed="cuda")."""
+
+    @property
+    def managed(self):
+        return "cuda"
+
+
+class _InterfaceHolder:
+    """Exposes a fixed array interface and keeps its storage alive (used as ndarray.base)."""
+
+    __slots__ = ("storage", "__array_interface__")
+
+    def __init__(self, storage, interface):
+        self.storage = storage
+        self.__array_interface__ = interface
+
+
+def _array_desc(arr: np.ndarray):
+    """A gtstorage_array over a NumPy array (returns it and the ctypes objects to keep alive)."""
+    desc = _capi.new_struct(_capi.Array)
+    shape = _capi.int64_array(arr.shape)
+    strides = _capi.int64_array(arr.strides)
+    typestr = arr.dtype.str.encode("ascii")
+    desc.ndim = arr.ndim
+    desc.data = arr.ctypes.data if arr.size else None
+    desc.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    desc.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
+    desc.dtype = typestr
+    return desc, (shape, strides, typestr, arr)
+
+
+# Objects kept alive for wrapped storages until the library calls the release callback.
+_wrap_keepalive: Dict[int, Any] = {}
+_wrap_counter = [0]
+
+
+def _release_wrapped(user_data) -> None:
+    # Called by the library once the last reference to a wrapped buffer is gone. Only a
+    # subscript deletion (no call) so it also works when it runs while an exception is pending.
+    del _wrap_keepalive[user_data]
+
+
+_release_callback = _capi.RELEASE_FN(_release_wrapped)
+
+
+def wrap_buffers(*, data=None, device_data=None, shape, host_strides=None, device_strides=None,
+                 typestr: str, dims: Optional[str] = None, halo=None, readonly: bool = False,
+                 device_id: int = -1, sync_state: int = _capi.SYNC_CLEAN, keepalive=None,
+                 sync_state_obj: Optional[SyncState] = None) -> Storage:
+    """gtstorage_wrap over caller memory; @p keepalive stays referenced while the C side lives."""
+    opts = _capi.new_struct(_capi.WrapOptions)
+    c_shape = _capi.int64_array(shape)
+    ndim = len(shape)
+    opts.ndim = ndim
+    opts.data = data
+    opts.device_data = device_data
+    opts.shape = ctypes.cast(c_shape, ctypes.POINTER(ctypes.c_int64))
+    keep = [c_shape]
+    if host_strides is not None:
+        hs = _capi.int64_array(host_strides)
+        keep.append(hs)
+        opts.strides = ctypes.cast(hs, ctypes.POINTER(ctypes.c_int64))
+    if device_strides is not None:
+        ds = _capi.int64_array(device_strides)
+        keep.append(ds)
+        opts.device_strides = ctypes.cast(ds, ctypes.POINTER(ctypes.c_int64))
+    opts.dtype = typestr.encode("ascii")
+    opts.dims = dims.encode("ascii") if dims else None
+    if halo is not None:
+        h = _capi.int64_array(halo)
+        keep.append(h)
+        opts.halo = ctypes.cast(h, ctypes.POINTER(ctypes.c_int64))
+    opts.readonly = 1 if readonly else 0
+    opts.device_id = device_id
+    opts.sync_state = sync_state
+    token = 0
+    if keepalive is not None:
+        _wrap_counter[0] += 1
+        token = _wrap_counter[0]
+        _wrap_keepalive[token] = keepalive
+        opts.release = _release_callback
+        opts.user_data = token
+    out = _capi.handle_t()
+    status = lib.gtstorage_wrap(ctypes.byref(opts), ctypes.byref(out))
+    if status != _capi.OK:
+        _wrap_keepalive.pop(token, None)  # the library does not call release on failure
+        check(status, "as_storage")
+    return Storage._from_handle(out.value, sync_state=sync_state_obj)
+
+
+def _wrap_cuda_array(value) -> Storage:
+    """A device-only storage over an object exposing __cuda_array_interface__ (no copy)."""
+    cai = value.__cuda_array_interface__
+    shape = tuple(int(s) for s in cai["shape"])
+    strides = cai.get("strides")
+    return wrap_buffers(
+        device_data=int(cai["data"][0]) or None,
+        shape=shape,
+        device_strides=None if strides is None else tuple(int(s) for s in strides),
+        typestr=cai["typestr"],
+        readonly=bool(cai["data"][1]),
+        keepalive=value,
+    )

@@ -1,0 +1,42 @@
+# Shared fixtures of the Python binding's tests. The package is imported from bindings/python
+# (run.sh sets PYTHONPATH and GTSTORAGE_LIBRARY; this file adds the source tree as a fallback).
+import gc
+import os
+import sys
+
+import pytest
+
+_SRC = os.path.join(os.path.dirname(__file__), "..", "..", "bindings", "python")
+if os.path.isdir(_SRC) and os.path.abspath(_SRC) not in map(os.path.abspath, sys.path):
+    sys.path.insert(0, os.path.abspath(_SRC))
+
+# Device tests run on the emulated backend unless the caller chose one (e.g. cuda on a GPU box).
+os.environ.setdefault("GTSTORAGE_DEVICE_BACKEND", "emulated")
+
+import gtstorage  # noqa: E402
+
+try:
+    import hypothesis
+
+    hypothesis.settings.register_profile(
+        "gtstorage", deadline=None, max_examples=60,
+        suppress_health_check=[hypothesis.HealthCheck.too_slow])
+    hypothesis.settings.load_profile("gtstorage")
+except ImportError:  # pragma: no cover - run.sh installs hypothesis everywhere
+    pass
+
+
+def live():
+    """Library live counts after collecting Python garbage."""
+    gc.collect()
+    s = gtstorage.get_stats()
+    return s["live_handles"], s["live_buffers"], s["host_bytes"], s["device_bytes"]
+
+
+@pytest.fixture
+def no_leak():
+    """Fails the test if it leaves library handles or buffers alive."""
+    before = live()
+    yield
+    after = live()
+    assert after == before, f"live (handles, buffers, host bytes, device bytes) {before} -> {after}"

@@ -1,0 +1,237 @@
+# Device storages through the C API: GPUStorage (device only), SoftwareManagedGPUStorage (host +
+# device kept in sync), CUDA Array Interface v3, DLPack device export and GDP-3's "Choosing the
+# Device". run.sh runs these on GTSTORAGE_DEVICE_BACKEND=emulated (a separate "device" copy in
+# host memory), so the sync logic and the transfer counts are checked on every machine.
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+import gtstorage as gs
+from conftest import live
+
+SHAPE = (5, 6, 7)
+
+
+def ref():
+    return np.arange(np.prod(SHAPE), dtype=np.float64).reshape(SHAPE)
+
+
+class FakeDeviceArray:
+    """A device array seen only through __cuda_array_interface__ (memory from a device storage)."""
+
+    def __init__(self, storage):
+        self.storage = storage
+        self.__cuda_array_interface__ = storage._cuda_interface_dict()
+
+
+def test_backend_is_usable():
+    assert gs.device_count() >= 1
+    assert gs.get_device_backend() in ("emulated", "cuda", "hip")
+
+
+def test_gpu_preset_gives_device_only_storage():
+    s = gs.zeros(SHAPE, backend="gt:gpu")
+    assert isinstance(s, gs.GPUStorage) and s.device == "gpu" and s.managed is False
+    assert s.strides == (8, 8 * 32, 8 * 32 * 6)
+    assert not hasattr(s, "__array_interface__")
+    with pytest.raises(gs.GTNoSuchBufferError):
+        s.to_numpy()
+    cai = s.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["shape"] == SHAPE and cai["strides"] == s.strides
+    assert cai["typestr"] == "<f8" and cai["data"][0] != 0 and cai["stream"] in (1, 2) or cai["stream"] > 2
+    assert s.__dlpack_device__()[0] in (2, 10)  # CUDA or ROCm
+    assert list(s.__gt_data_interface__) == ["gpu"]
+    # Values go through the library's transfers.
+    s[...] = ref()
+    np.testing.assert_array_equal(np.asarray(s), ref())  # __array__ copies device -> host
+    assert s[1, 2, 3] == ref()[1, 2, 3]
+    s[1] = 5.0
+    assert s[1, 0, 0] == 5.0 and s[0, 0, 0] == 0.0
+    with pytest.raises(ValueError, match="copy"):
+        s.__array__(copy=False)
+
+
+def test_device_storage_lifetime():
+    base = live()
+    s = gs.ones((64, 64), backend="gt:gpu")
+    assert live()[3] > base[3]  # device bytes
+    v = s[10:20]
+    del s
+    gc.collect()
+    assert live()[3] > base[3]
+    del v
+    assert live() == base
+
+
+def test_mirrored_storage_sync_state_and_transfers():
+    s = gs.zeros(SHAPE, device="gpu")  # GDP-3 default managed="gt4py"
+    assert isinstance(s, gs.SoftwareManagedGPUStorage) and s.managed == "gtstorage"
+    gs.reset_transfer_stats()
+    s.set_synchronized()
+    st = s.sync_state
+    assert st.state == gs.SyncState.SYNC_CLEAN
+    # Host write through __setitem__ (value on the host) -> host modified.
+    s[...] = ref()
+    assert st.state == gs.SyncState.SYNC_HOST_DIRTY
+    s.host_to_device()
+    assert st.state == gs.SyncState.SYNC_CLEAN
+    t = s.transfer_stats()
+    assert t["h2d_count"] == 1 and t["h2d_bytes"] >= ref().nbytes and t["d2h_count"] == 0
+    s.host_to_device()  # clean: nothing to copy
+    assert s.transfer_stats()["h2d_count"] == 1
+    s.host_to_device(force=True)
+    assert s.transfer_stats()["h2d_count"] == 2
+    # Device "compute" through the CAI, declared with set_device_modified, then read on host.
+    s.set_device_modified()
+    assert st.state == gs.SyncState.SYNC_DEVICE_DIRTY
+    s.device_to_host()
+    assert st.state == gs.SyncState.SYNC_CLEAN and s.transfer_stats()["d2h_count"] == 1
+    s.set_host_modified()
+    s.synchronize()
+    assert st.state == gs.SyncState.SYNC_CLEAN and s.transfer_stats()["h2d_count"] == 3
+    # Views share the state (one SyncState object for the whole buffer pair).
+    v = s[1:3]
+    assert v.sync_state is st
+    v.set_device_modified()
+    assert s.sync_state.state == gs.SyncState.SYNC_DEVICE_DIRTY
+    st.state = gs.SyncState.SYNC_CLEAN
+    assert v.sync_state.state == gs.SyncState.SYNC_CLEAN
+    assert gs.get_stats()["h2d_count"] >= 3
+
+
+def test_interfaces_acquire_their_side():
+    s = gs.from_array(ref(), device="gpu", managed="gtstorage")
+    s.host_to_device()
+    gs.reset_transfer_stats()
+    # Write on the "device" through the CAI pointer, as a kernel would.
+    cai = s.__cuda_array_interface__
+    assert s.sync_state.state == gs.SyncState.SYNC_DEVICE_DIRTY  # the consumer may write
+    dev = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_double * 1).from_address(cai["data"][0]))
+    dev[0] = -1.0  # emulated device memory is host memory
+    a = s.to_numpy()  # host access copies device -> host first
+    assert a[0, 0, 0] == -1.0
+    assert gs.get_stats()["d2h_count"] == 1
+    assert s.sync_state.state == gs.SyncState.SYNC_HOST_DIRTY
+    gdi = s.__gt_data_interface__
+    assert set(gdi) == {None, "gpu"}
+    gdi["gpu"]["acquire"]()  # host_to_device
+    assert s.sync_state.state == gs.SyncState.SYNC_CLEAN
+    gdi["gpu"]["touch"]()
+    assert s.sync_state.state == gs.SyncState.SYNC_DEVICE_DIRTY
+    gdi[None]["acquire"]()
+    assert s.sync_state.state == gs.SyncState.SYNC_CLEAN
+    gdi[None]["touch"]()
+    assert s.sync_state.state == gs.SyncState.SYNC_HOST_DIRTY
+
+
+def test_setitem_chooses_device_like_gdp3():
+    s = gs.zeros(SHAPE, device="gpu")
+    s.set_synchronized()
+    # A host value is written on the host.
+    s[0] = np.ones((6, 7))
+    assert s.sync_state.state == gs.SyncState.SYNC_HOST_DIRTY
+    # A GPU value (device-only storage) is written on the device.
+    g = gs.full((6, 7), 3.0, backend="gt:gpu")
+    s[1] = g
+    assert s.sync_state.state == gs.SyncState.SYNC_DEVICE_DIRTY
+    # A mirrored storage whose host is modified counts as a host value.
+    m = gs.full((6, 7), 4.0, device="gpu")
+    m.set_host_modified()
+    s[2] = m
+    assert s.sync_state.state == gs.SyncState.SYNC_HOST_DIRTY
+    # An object with only __cuda_array_interface__ is a GPU value.
+    s[3] = FakeDeviceArray(gs.full((6, 7), 6.0, backend="gt:gpu"))
+    assert s.sync_state.state == gs.SyncState.SYNC_DEVICE_DIRTY
+    a = s.to_numpy()
+    assert np.all(a[0] == 1) and np.all(a[1] == 3) and np.all(a[2] == 4) and np.all(a[3] == 6)
+    assert np.all(a[4] == 0)
+
+
+def test_copy_and_like_keep_device_kind():
+    s = gs.from_array(ref(), device="gpu")
+    c = s.copy()
+    assert isinstance(c, gs.SoftwareManagedGPUStorage)
+    np.testing.assert_array_equal(c.to_numpy(), ref())
+    g = gs.from_array(ref(), backend="gt:gpu")
+    assert isinstance(g, gs.GPUStorage)
+    gc_ = g.copy()
+    assert isinstance(gc_, gs.GPUStorage) and gc_.strides == g.strides
+    np.testing.assert_array_equal(np.asarray(gc_), ref())
+    z = gs.zeros_like(g)
+    assert isinstance(z, gs.GPUStorage) and np.all(np.asarray(z) == 0)
+    h = gs.zeros_like(g, device=None)
+    assert isinstance(h, gs.CPUStorage)
+
+
+def test_from_array_of_device_source():
+    g = gs.from_array(ref(), backend="gt:gpu")
+    h = gs.from_array(FakeDeviceArray(g), backend="gt:cpu_kfirst")
+    np.testing.assert_array_equal(h.to_numpy(), ref())
+
+
+def test_as_storage_device_data_and_sync_state():
+    base = live()
+    owner = gs.from_array(ref(), backend="gt:gpu")
+    host = np.zeros(SHAPE)
+    w = gs.as_storage(data=host, device_data=FakeDeviceArray(owner),
+                      sync_state=gs.SyncState(gs.SyncState.SYNC_DEVICE_DIRTY))
+    assert isinstance(w, gs.SoftwareManagedGPUStorage)
+    assert w.sync_state.state == gs.SyncState.SYNC_DEVICE_DIRTY
+    w.device_to_host()
+    np.testing.assert_array_equal(host, ref())  # the wrapped host buffer got the device data
+    d = gs.as_storage(device_data=FakeDeviceArray(owner))
+    assert isinstance(d, gs.GPUStorage)
+    del owner, w, d, host
+    assert live() == base
+    with pytest.raises(ValueError, match="device_data"):
+        gs.as_storage(np.zeros(3), FakeDeviceArray(gs.zeros((4,), backend="gt:gpu")))
+
+
+def test_dlpack_device_export():
+    s = gs.from_array(ref(), backend="gt:gpu")
+    cap = s.__dlpack__(max_version=(1, 0), stream=1)
+    from gtstorage import _dlpack
+
+    managed, _ = _dlpack.capsule_tensor(cap)
+    assert managed.dl_tensor.device.device_type == s.__dlpack_device__()[0]
+    with pytest.raises(BufferError):
+        s.__dlpack__(stream=0)
+    # A CPU export of a device-only storage needs a copy: allowed unless copy=False.
+    host_cap = s.__dlpack__(dl_device=(1, 0))
+    managed, _ = _dlpack.capsule_tensor(host_cap)
+    assert managed.dl_tensor.device.device_type == 1
+    with pytest.raises(BufferError):
+        s.__dlpack__(dl_device=(1, 0), copy=False)
+    if tuple(int(v) for v in np.__version__.split(".")[:2]) >= (2, 1):
+        np.testing.assert_array_equal(np.from_dlpack(s, device="cpu"), ref())
+
+
+def test_consumer_rejecting_device_tensor_does_not_leak(monkeypatch):
+    # NumPy rejects a CUDA tensor after taking the capsule: the capsule dies while NumPy's
+    # exception is pending. The destructor still releases the tensor, and the pending exception
+    # is reported through sys.unraisablehook (a ctypes callback cannot hand it back).
+    base = live()
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(u.exc_value))
+    s = gs.zeros((3, 4), backend="gt:gpu")
+    with pytest.raises(Exception):  # noqa: B017 - SystemError or NumPy's own error
+        np.from_dlpack(s)
+    del s
+    assert live() == base
+    assert seen and "device" in str(seen[-1]).lower()
+
+
+def test_unified_memory_storage():
+    # managed="cuda": one unified buffer, the same address on both sides, DLPack type CUDA_MANAGED.
+    s = gs.zeros((4, 4), device="gpu", managed="cuda")
+    assert isinstance(s, gs.CUDAManagedGPUStorage) and s.managed == "cuda"
+    assert s.__dlpack_device__() == (13, 0)
+    assert s.__cuda_array_interface__["data"][0] == s.__array_interface__["data"][0]
+    s[1] = 2.0
+    a = s.to_numpy()
+    assert a[1, 0] == 2.0 and a[0, 0] == 0.0
+    assert s.sync_state.state == gs.SyncState.SYNC_CLEAN  # nothing to synchronize
+    x = np.from_dlpack(s)  # NumPy reads CUDA-managed memory as host memory
+    assert np.shares_memory(x, a)
