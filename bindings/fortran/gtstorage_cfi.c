@@ -1,0 +1,286 @@
+/*
+ * gtstorage — storage layer for GT4Py/GridTools-style weather and climate codes.
+ * Copyright (c) 2026, the gtstorage developers. SPDX-License-Identifier: BSD-3-Clause
+ */
+/*
+ * C shim of the Fortran binding (part of libgtstorage_fortran, not of libgtstorage).
+ *
+ * It is compiled against the Fortran compiler's own ISO_Fortran_binding.h, because the layout of
+ * a C descriptor (CFI_cdesc_t) and the CFI_* functions belong to that compiler's runtime. Keeping
+ * them here, built per compiler like the .mod file, keeps libgtstorage itself compiler-neutral.
+ *
+ * What needs a descriptor:
+ *  - gtstorage_get_pointer: a storage's layout is any permutation of the dimensions with padding
+ *    (K-first, I-first, padded rows, views with negative strides), which c_f_pointer cannot
+ * express: it only makes contiguous column-major pointers. A descriptor with one byte stride and
+ * one lower bound per dimension can, so the pointer indexes p(i, j, k) in the storage's semantic
+ *    order with the halo-aware bounds 1 - halo_lower … whatever the memory order.
+ *  - gtstorage_wrap and the array copies: an assumed-shape Fortran array may be a non-contiguous
+ *    section; its descriptor gives its address, extents and byte strides.
+ *
+ * Errors found here get a thread-local message (like the core's gtstorage_last_error()), which the
+ * Fortran layer reads through gtstorage_fortran_last_error().
+ */
+#include <ISO_Fortran_binding.h>
+#include <gtstorage/gtstorage.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GTSTORAGE_FORTRAN_API __attribute__((visibility("default")))
+
+/* -------------------------------------------------------------------------------------------- */
+/* Messages                                                                                      */
+/* -------------------------------------------------------------------------------------------- */
+
+enum { kMessageSize = 1024 };
+static _Thread_local char g_message[kMessageSize];
+static _Thread_local int g_has_message;
+
+static void set_error(const char* format, ...) __attribute__((format(printf, 1, 2)));
+static void set_error(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(g_message, sizeof g_message, format, args);
+  va_end(args);
+  g_has_message = 1;
+}
+
+GTSTORAGE_FORTRAN_API void gtstorage_fortran_clear_error(void) {
+  g_has_message = 0;
+  g_message[0] = '\0';
+}
+
+GTSTORAGE_FORTRAN_API void gtstorage_fortran_set_error(const char* message) {
+  set_error("%s", message ? message : "");
+}
+
+/* Keeps the core's current message (prefixed by the Fortran procedure) unless this call already
+ * has one: the core resets its message on the next successful call, e.g. a cleanup release. */
+GTSTORAGE_FORTRAN_API void gtstorage_fortran_capture_error(const char* where) {
+  if (!g_has_message) set_error("%s: %s", where ? where : "gtstorage", gtstorage_last_error());
+}
+
+GTSTORAGE_FORTRAN_API const char* gtstorage_fortran_last_error(void) {
+  return g_has_message ? g_message : gtstorage_last_error();
+}
+
+/* -------------------------------------------------------------------------------------------- */
+/* Element types                                                                                 */
+/* -------------------------------------------------------------------------------------------- */
+
+typedef struct type_entry {
+  CFI_type_t type;
+  const char* typestr;
+  const char* fortran;
+} type_entry;
+
+static const type_entry k_types[] = {
+#define GTSTORAGE_FORTRAN_TYPE(tag, cfi, typestr, ftype) {cfi, typestr, ftype},
+#include "gtstorage_cfi_types.h"
+#undef GTSTORAGE_FORTRAN_TYPE
+};
+
+static const type_entry* find_type(CFI_type_t type) {
+  for (size_t i = 0; i < sizeof k_types / sizeof k_types[0]; ++i)
+    if (k_types[i].type == type) return &k_types[i];
+  return NULL;
+}
+
+/* Typestrs equal up to the byte-order character ('<', '|' and '=' all mean native here). */
+static int same_dtype(const char* a, const char* b) {
+  if (!a[0] || !b[0]) return 0;
+  return strcmp(a + 1, b + 1) == 0;
+}
+
+/* -------------------------------------------------------------------------------------------- */
+/* Pointers                                                                                      */
+/* -------------------------------------------------------------------------------------------- */
+
+static int make_pointer(gtstorage_handle handle, int32_t side, int32_t for_reading, CFI_cdesc_t* p,
+                        CFI_type_t expected) {
+  static const char where[] = "gtstorage_get_pointer";
+  const type_entry* type = find_type(expected);
+  if (!p || !type) {
+    set_error("%s: internal error: no pointer descriptor or unknown type code %d", where,
+              (int)expected);
+    return GTSTORAGE_ERROR_INTERNAL;
+  }
+  /* On every failure below the caller's pointer stays disassociated (it nullified it). */
+  if (p->attribute != CFI_attribute_pointer || p->type != expected) {
+    set_error("%s: internal error: descriptor attribute %d / type %d, expected a %s pointer", where,
+              (int)p->attribute, (int)p->type, type->fortran);
+    return GTSTORAGE_ERROR_INTERNAL;
+  }
+
+  gtstorage_interface_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  int status = gtstorage_interface(handle, side, &info);
+  if (status != GTSTORAGE_OK) return status; /* the core's message names the problem */
+
+  if (!same_dtype(info.typestr, type->typestr)) {
+    set_error(
+        "%s: the storage holds '%s' elements but the pointer is %s ('%s'); pass a pointer of the "
+        "storage's element type",
+        where, info.typestr, type->fortran, type->typestr);
+    return GTSTORAGE_ERROR_INVALID_ARGUMENT;
+  }
+  if ((int)info.ndim != (int)p->rank) {
+    set_error("%s: the storage has %u dimensions but the pointer has rank %d", where,
+              (unsigned)info.ndim, (int)p->rank);
+    return GTSTORAGE_ERROR_INVALID_ARGUMENT;
+  }
+  if (info.readonly && !for_reading) {
+    set_error(
+        "%s: the storage is read-only; pass readonly=.true. to promise that the pointer is only "
+        "read",
+        where);
+    return GTSTORAGE_ERROR_READONLY;
+  }
+  if (info.itemsize != (int64_t)p->elem_len) {
+    set_error("%s: internal error: item size %lld of '%s' differs from the pointer's %zu", where,
+              (long long)info.itemsize, info.typestr, (size_t)p->elem_len);
+    return GTSTORAGE_ERROR_INTERNAL;
+  }
+
+  CFI_index_t extents[CFI_MAX_RANK];
+  CFI_index_t lower_bounds[CFI_MAX_RANK];
+  for (int d = 0; d < p->rank; ++d) {
+    /* A Fortran descriptor counts strides in elements once back in Fortran; a byte stride that
+     * is not a multiple of the element size has no Fortran equivalent. */
+    if (info.strides[d] % info.itemsize != 0) {
+      set_error(
+          "%s: dimension %d has a stride of %lld bytes, not a multiple of the element size %lld; "
+          "a Fortran pointer cannot describe it",
+          where, d + 1, (long long)info.strides[d], (long long)info.itemsize);
+      return GTSTORAGE_ERROR_UNSUPPORTED;
+    }
+    extents[d] = (CFI_index_t)info.shape[d];
+    /* The halo-aware bounds: the interior starts at 1, the lower halo at 1 - width. */
+    lower_bounds[d] = (CFI_index_t)(1 - info.halo[d][0]);
+  }
+
+  CFI_CDESC_T(CFI_MAX_RANK) view;
+  CFI_cdesc_t* v = (CFI_cdesc_t*)&view;
+  int rc = CFI_establish(v, info.data, CFI_attribute_pointer, p->type, p->elem_len, p->rank,
+                         info.data ? extents : NULL);
+  if (rc != CFI_SUCCESS) {
+    set_error("%s: CFI_establish failed with code %d", where, rc);
+    return GTSTORAGE_ERROR_INTERNAL;
+  }
+  /* CFI_establish assumes a contiguous column-major array; the storage's real strides replace
+   * that here, which is what lets one descriptor express any layout (and padding). */
+  if (info.data)
+    for (int d = 0; d < p->rank; ++d) v->dim[d].sm = (CFI_index_t)info.strides[d];
+  rc = CFI_setpointer(p, v, info.data ? lower_bounds : NULL);
+  if (rc != CFI_SUCCESS) {
+    set_error("%s: CFI_setpointer failed with code %d", where, rc);
+    return GTSTORAGE_ERROR_INTERNAL;
+  }
+  return GTSTORAGE_OK;
+}
+
+/* One entry point per element type, because a Fortran interface gives its pointer dummy one
+ * declared type (assumed rank covers every rank). */
+#define GTSTORAGE_FORTRAN_TYPE(tag, cfi, typestr, ftype)                                           \
+  GTSTORAGE_FORTRAN_API int gtstorage_fortran_pointer_##tag(gtstorage_handle handle, int32_t side, \
+                                                            int32_t for_reading, CFI_cdesc_t* p) { \
+    return make_pointer(handle, side, for_reading, p, cfi);                                        \
+  }
+#include "gtstorage_cfi_types.h"
+#undef GTSTORAGE_FORTRAN_TYPE
+
+/* -------------------------------------------------------------------------------------------- */
+/* Fortran arrays as storages and copy sources/destinations                                      */
+/* -------------------------------------------------------------------------------------------- */
+
+/* Shape and byte strides of the array described by a; message and status on failure. */
+static int array_geometry(const CFI_cdesc_t* a, const char* typestr, const char* where,
+                          int64_t* shape, int64_t* strides) {
+  if (!a || !typestr) {
+    set_error("%s: internal error: no array descriptor or typestr", where);
+    return GTSTORAGE_ERROR_INTERNAL;
+  }
+  if (a->rank < 1) {
+    set_error("%s: a has rank 0; expected an array", where);
+    return GTSTORAGE_ERROR_INVALID_ARGUMENT;
+  }
+  /* The generated callers pass the typestr of their own declared type; the element length of
+   * the descriptor must agree, or the typestr table and the descriptor disagree. */
+  const type_entry* type = NULL;
+  for (size_t i = 0; i < sizeof k_types / sizeof k_types[0]; ++i)
+    if (same_dtype(k_types[i].typestr, typestr)) type = &k_types[i];
+  if (!type) {
+    set_error("%s: internal error: typestr '%s' is not one of the binding's types", where, typestr);
+    return GTSTORAGE_ERROR_INTERNAL;
+  }
+  const size_t itemsize = (size_t)strtoul(typestr + 2, NULL, 10);
+  if (a->elem_len != itemsize) {
+    set_error("%s: internal error: element length %zu of the array differs from '%s'", where,
+              (size_t)a->elem_len, typestr);
+    return GTSTORAGE_ERROR_INTERNAL;
+  }
+  for (int d = 0; d < a->rank; ++d) {
+    shape[d] = (int64_t)a->dim[d].extent;
+    strides[d] = (int64_t)a->dim[d].sm;
+  }
+  return GTSTORAGE_OK;
+}
+
+GTSTORAGE_FORTRAN_API int gtstorage_fortran_wrap(CFI_cdesc_t* a, const char* typestr,
+                                                 const char* dims, const int64_t* halo,
+                                                 int32_t readonly, gtstorage_release_fn release,
+                                                 void* user_data, gtstorage_handle* out) {
+  static const char where[] = "gtstorage_wrap";
+  int64_t shape[CFI_MAX_RANK];
+  int64_t strides[CFI_MAX_RANK];
+  if (out) *out = GTSTORAGE_NULL_HANDLE;
+  int status = array_geometry(a, typestr, where, shape, strides);
+  if (status != GTSTORAGE_OK) return status;
+
+  gtstorage_wrap_options options = GTSTORAGE_WRAP_OPTIONS_INIT;
+  options.ndim = (uint32_t)a->rank;
+  options.data = a->base_addr;
+  options.shape = shape;
+  options.strides = strides;
+  options.dtype = typestr;
+  options.dims = dims;
+  options.halo = halo;
+  options.readonly = readonly;
+  options.release = release;
+  options.user_data = user_data;
+  return gtstorage_wrap(&options, out);
+}
+
+GTSTORAGE_FORTRAN_API int gtstorage_fortran_copy_from_array(gtstorage_handle handle, CFI_cdesc_t* a,
+                                                            const char* typestr) {
+  int64_t shape[CFI_MAX_RANK];
+  int64_t strides[CFI_MAX_RANK];
+  int status = array_geometry(a, typestr, "gtstorage_copy_from_array", shape, strides);
+  if (status != GTSTORAGE_OK) return status;
+  gtstorage_array array = GTSTORAGE_ARRAY_INIT;
+  array.ndim = (uint32_t)a->rank;
+  array.data = a->base_addr;
+  array.shape = shape;
+  array.strides = strides;
+  array.dtype = typestr;
+  return gtstorage_copy_from_array(handle, &array);
+}
+
+GTSTORAGE_FORTRAN_API int gtstorage_fortran_copy_to_array(CFI_cdesc_t* a, gtstorage_handle handle,
+                                                          const char* typestr) {
+  int64_t shape[CFI_MAX_RANK];
+  int64_t strides[CFI_MAX_RANK];
+  int status = array_geometry(a, typestr, "gtstorage_copy_to_array", shape, strides);
+  if (status != GTSTORAGE_OK) return status;
+  gtstorage_array array = GTSTORAGE_ARRAY_INIT;
+  array.ndim = (uint32_t)a->rank;
+  array.data = a->base_addr;
+  array.shape = shape;
+  array.strides = strides;
+  array.dtype = typestr;
+  return gtstorage_copy_to_array(&array, handle);
+}
