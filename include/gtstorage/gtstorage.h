@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** @def GTSTORAGE_API
+ *  Marks the exported functions (default visibility; dllexport/dllimport on Windows). */
 #if defined(_WIN32)
 #  if defined(GTSTORAGE_BUILDING)
 #    define GTSTORAGE_API __declspec(dllexport)
@@ -49,7 +51,8 @@ extern "C" {
 /* ============================================================================================== */
 /** @name Version
  *  Compile-time macros next to the runtime query, so a program can check that the library it
- *  loaded is at least the one it was compiled against. @{ */
+ *  loaded is at least the one it was compiled against. */
+/** @{ */
 
 #define GTSTORAGE_VERSION_MAJOR 1 /**< Incremented on incompatible ABI changes (SONAME). */
 #define GTSTORAGE_VERSION_MINOR 0 /**< Incremented when functions or struct fields are added. */
@@ -67,7 +70,8 @@ GTSTORAGE_API const char *gtstorage_version_string(void);
 /** @} */
 
 /* ============================================================================================== */
-/** @name Limits @{ */
+/** @name Limits */
+/** @{ */
 
 /** Largest number of dimensions of a storage. */
 #define GTSTORAGE_MAX_NDIM 16
@@ -81,7 +85,8 @@ GTSTORAGE_API const char *gtstorage_version_string(void);
 /** @} */
 
 /* ============================================================================================== */
-/** @name Status codes and errors @{ */
+/** @name Status codes and errors */
+/** @{ */
 
 /** Status returned by every function. Values are fixed forever; new codes are only appended. */
 typedef enum gtstorage_status {
@@ -104,6 +109,7 @@ typedef enum gtstorage_status {
 
 /**
  * Message of the last failed call on the calling thread, or "" if the last call succeeded.
+ * It names the offending parameter first ("shape: extent -1 of dimension 0 … must be ≥ 1").
  * The string is owned by the library and valid until the next gtstorage call on this thread.
  */
 GTSTORAGE_API const char *gtstorage_last_error(void);
@@ -122,7 +128,8 @@ GTSTORAGE_API const char *gtstorage_status_name(int status);
  * every build. Each handle carries a reference count starting at 1; every view is a new handle
  * that keeps the underlying buffers alive. Handles are valid in every thread; using one handle
  * while another thread drops its last reference is a race in the caller.
- * @{ */
+ * */
+/** @{ */
 
 /** Opaque handle to a storage or view. 0 (#GTSTORAGE_NULL_HANDLE) is never a valid handle. */
 typedef uint64_t gtstorage_handle;
@@ -146,7 +153,8 @@ GTSTORAGE_API int gtstorage_refcount(gtstorage_handle handle, int64_t *out_count
 /** @} */
 
 /* ============================================================================================== */
-/** @name Enumerations (fixed values) @{ */
+/** @name Enumerations (fixed values) */
+/** @{ */
 
 /** Initial contents of a new storage. */
 typedef enum gtstorage_init {
@@ -246,7 +254,8 @@ typedef enum gtstorage_slice_kind {
 /** @} */
 
 /* ============================================================================================== */
-/** @name Describing caller memory @{ */
+/** @name Describing caller memory */
+/** @{ */
 
 /**
  * A strided N-d array in caller memory (used as a copy source or destination).
@@ -267,7 +276,8 @@ typedef struct gtstorage_array {
 /** @} */
 
 /* ============================================================================================== */
-/** @name Creating storages @{ */
+/** @name Creating storages */
+/** @{ */
 
 /** Parameters of gtstorage_create() and gtstorage_plan(). Start from #GTSTORAGE_CREATE_OPTIONS_INIT. */
 typedef struct gtstorage_create_options {
@@ -371,7 +381,8 @@ GTSTORAGE_API int gtstorage_wrap(const gtstorage_wrap_options *options, gtstorag
 /** @} */
 
 /* ============================================================================================== */
-/** @name Allocation plan (pure; allocates nothing) @{ */
+/** @name Allocation plan (pure; allocates nothing) */
+/** @{ */
 
 /** Result of gtstorage_plan(): how gtstorage_create() lays out a storage. */
 typedef struct gtstorage_plan_info {
@@ -390,7 +401,7 @@ typedef struct gtstorage_plan_info {
   int64_t alignment_bytes;  /**< Effective alignment in bytes. */
   int64_t byte_offset;      /**< Offset of element (0, …, 0) from the aligned block start. */
   int64_t padded_bytes;     /**< Bytes spanned by the padded shape. */
-  int64_t allocation_bytes; /**< Bytes to allocate (padded + alignment slack). */
+  int64_t allocation_bytes; /**< Bytes allocated: byte_offset + padded_bytes. */
   int32_t contiguous_dim;   /**< The padded (contiguous) dimension, -1 if ndim == 0. */
   int32_t device;           /**< Resolved ::gtstorage_device (CPU or GPU). */
 } gtstorage_plan_info;
@@ -401,7 +412,8 @@ GTSTORAGE_API int gtstorage_plan(const gtstorage_create_options *options, gtstor
 /** @} */
 
 /* ============================================================================================== */
-/** @name Presets @{ */
+/** @name Presets */
+/** @{ */
 
 /** A preset: alignment, device and layout rule (GT4Py's backend layout info). */
 typedef struct gtstorage_preset_info {
@@ -436,7 +448,8 @@ GTSTORAGE_API int gtstorage_preset_register(const gtstorage_preset_info *info);
 
 /* ============================================================================================== */
 /** @name Views
- * A view is a new handle over the same buffers and sync state; it keeps them alive. @{ */
+ * A view is a new handle over the same buffers and sync state; it keeps them alive. */
+/** @{ */
 
 /** One dimension of a slice, Python semantics (negative start/stop count from the end). */
 typedef struct gtstorage_slice_spec {
@@ -467,7 +480,8 @@ GTSTORAGE_API int gtstorage_domain_view(gtstorage_handle src, gtstorage_handle *
 /** @} */
 
 /* ============================================================================================== */
-/** @name Buffer descriptors @{ */
+/** @name Buffer descriptors */
+/** @{ */
 
 /**
  * Descriptor of one side of a storage (what `__array_interface__`, `__cuda_array_interface__`,
@@ -517,7 +531,8 @@ GTSTORAGE_API int gtstorage_has_side(gtstorage_handle handle, int32_t side, int3
 /** @} */
 
 /* ============================================================================================== */
-/** @name Data movement @{ */
+/** @name Data movement */
+/** @{ */
 
 /**
  * Deep copy of every element of @p src into @p dst: equal shapes, any layouts, any dtypes
@@ -543,7 +558,8 @@ GTSTORAGE_API int gtstorage_fill_double(gtstorage_handle handle, double value);
 /* ============================================================================================== */
 /** @name Host/device synchronization (GDP-3)
  * The sync state is one object shared by all views of a buffer pair; a sync from any view
- * brings the whole buffer current. On host-only storages every op is a valid no-op. @{ */
+ * brings the whole buffer current. On host-only storages every op is a valid no-op. */
+/** @{ */
 
 /** Applies ::gtstorage_sync_op @p op with ::gtstorage_sync_flags @p flags; waits for completion. */
 GTSTORAGE_API int gtstorage_sync(gtstorage_handle handle, int32_t op, uint32_t flags);
@@ -567,7 +583,8 @@ GTSTORAGE_API int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream)
 /** @} */
 
 /* ============================================================================================== */
-/** @name Devices @{ */
+/** @name Devices */
+/** @{ */
 
 /** Number of usable devices of the active backend in @p *out_count (0 without a driver). */
 GTSTORAGE_API int gtstorage_device_count(int32_t *out_count);
@@ -589,12 +606,13 @@ GTSTORAGE_API int gtstorage_set_device(int32_t device_id);
 
 /* ============================================================================================== */
 /** @name Statistics
- * Live counts for leak checks, transfer counters to prove that no redundant copy happened. @{ */
+ * Live counts for leak checks, transfer counters to prove that no redundant copy happened. */
+/** @{ */
 
 /** Library-wide counters. */
 typedef struct gtstorage_stats {
   uint32_t struct_size;        /**< sizeof(gtstorage_stats), set by the caller. */
-  uint32_t reserved;
+  uint32_t reserved;           /**< Set to 0 by the library. */
   int64_t live_handles;        /**< Handles (storages and views) not yet released. */
   int64_t live_buffers;        /**< Buffers (allocations or wrapped memory) still referenced. */
   int64_t host_bytes;          /**< Host bytes currently allocated by the library. */
@@ -608,7 +626,7 @@ typedef struct gtstorage_stats {
 /** Per-buffer transfer counters of a storage (shared by its views). */
 typedef struct gtstorage_transfer_stats {
   uint32_t struct_size; /**< sizeof(gtstorage_transfer_stats), set by the caller. */
-  uint32_t reserved;
+  uint32_t reserved;    /**< Set to 0 by the library. */
   int64_t h2d_count;    /**< Host-to-device transfers of this buffer pair. */
   int64_t h2d_bytes;    /**< Bytes moved host-to-device. */
   int64_t d2h_count;    /**< Device-to-host transfers. */
@@ -630,7 +648,8 @@ GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle, gtstorag
 /** @name DLPack export
  * Structs are those of the official dlpack.h (1.x); only pointers appear here, so this header
  * does not depend on it. The returned tensor holds a reference to the storage; the consumer calls
- * its `deleter` exactly once. @{ */
+ * its `deleter` exactly once. */
+/** @{ */
 
 struct DLManagedTensor;
 struct DLManagedTensorVersioned;
