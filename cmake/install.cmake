@@ -1,0 +1,64 @@
+# Installation and packaging: the header, libgtstorage.so with its SONAME symlinks, a CMake
+# package (find_package(gtstorage CONFIG) -> gtstorage::gtstorage) and a pkg-config file.
+# Included (OPTIONAL) at the end of the top-level CMakeLists.txt, after every target exists.
+include(CMakePackageConfigHelpers)
+
+set(GTSTORAGE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/gtstorage"
+    CACHE STRING "Where the CMake package files of gtstorage are installed (relative to the prefix)")
+set(GTSTORAGE_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
+    CACHE STRING "Where gtstorage.pc is installed (relative to the prefix)")
+
+# libgtstorage.so.1.0.0 + libgtstorage.so.1 (SONAME, runtime) + libgtstorage.so (dev namelink).
+install(TARGETS gtstorage EXPORT gtstorageTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# Every public header under include/ (today only gtstorage/gtstorage.h).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  COMPONENT dev FILES_MATCHING PATTERN "*.h")
+
+install(EXPORT gtstorageTargets NAMESPACE gtstorage:: FILE gtstorageTargets.cmake
+  DESTINATION ${GTSTORAGE_INSTALL_CMAKEDIR} COMPONENT dev)
+
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/gtstorageConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/gtstorageConfig.cmake
+  INSTALL_DESTINATION ${GTSTORAGE_INSTALL_CMAKEDIR})
+# The SONAME changes with the major version only, so any 1.x satisfies a request for 1.y (y <= x).
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/gtstorageConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/gtstorageConfig.cmake
+              ${PROJECT_BINARY_DIR}/gtstorageConfigVersion.cmake
+  DESTINATION ${GTSTORAGE_INSTALL_CMAKEDIR} COMPONENT dev)
+
+# pkg-config: paths are relative to the .pc file (${pcfiledir}) so the installed tree stays valid
+# under `cmake --install --prefix`, DESTDIR staging and relocation. The relative path from the
+# pkgconfig directory back to the prefix depends on CMAKE_INSTALL_LIBDIR (lib, lib64, lib/<triplet>).
+if(IS_ABSOLUTE "${GTSTORAGE_INSTALL_PKGCONFIGDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}"
+   OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  # Absolute directories cannot be expressed relative to the .pc file: use them as they are.
+  set(GTSTORAGE_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+  cmake_path(ABSOLUTE_PATH CMAKE_INSTALL_LIBDIR BASE_DIRECTORY "${CMAKE_INSTALL_PREFIX}"
+             OUTPUT_VARIABLE GTSTORAGE_PC_LIBDIR)
+  cmake_path(ABSOLUTE_PATH CMAKE_INSTALL_INCLUDEDIR BASE_DIRECTORY "${CMAKE_INSTALL_PREFIX}"
+             OUTPUT_VARIABLE GTSTORAGE_PC_INCLUDEDIR)
+else()
+  set(_gts_up "")
+  set(_gts_pcdir "${GTSTORAGE_INSTALL_PKGCONFIGDIR}")
+  while(NOT _gts_pcdir STREQUAL "" AND NOT _gts_pcdir STREQUAL ".")
+    string(APPEND _gts_up "/..")
+    cmake_path(GET _gts_pcdir PARENT_PATH _gts_pcdir)
+  endwhile()
+  set(GTSTORAGE_PC_PREFIX "\${pcfiledir}${_gts_up}")
+  set(GTSTORAGE_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+  set(GTSTORAGE_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+  unset(_gts_up)
+  unset(_gts_pcdir)
+endif()
+configure_file(${CMAKE_CURRENT_LIST_DIR}/gtstorage.pc.in ${PROJECT_BINARY_DIR}/gtstorage.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/gtstorage.pc DESTINATION ${GTSTORAGE_INSTALL_PKGCONFIGDIR}
+  COMPONENT dev)
+
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md
+  DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dev OPTIONAL)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds and runs every test of gtstorage; CI runs exactly this (.ci/run). Installs missing
+# Debian packages when run as root. Steps:
+#   1. normal build (Release + debug info, CUDA backend when nvcc exists): the whole CTest suite
+#      (C API tests, ABI checks, installed-tree consumer, CLI/examples, docs, Fortran, ...)
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer build without CUDA: the CTest suite again
+#      (tests labelled "python" excluded: an uninstrumented interpreter cannot load the library)
+#   3. the Python binding's tests (tests/python/run.sh, when present)
+# Every step runs even if an earlier one failed; the exit status is non-zero if any failed.
+# Environment: JOBS (default 2), GTSTORAGE_BUILD_DIR (normal build, default build/release),
+# GTSTORAGE_ASAN_BUILD_DIR (default build/asan).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tools/script-lib.sh"
+
+asan_build=${GTSTORAGE_ASAN_BUILD_DIR:-$GTS_REPO/build/asan}
+failed=()
+started=$SECONDS
+
+# Runs "$@" as step $1; a failure is recorded and the script goes on.
+run_step() {
+  local name=$1 t0=$SECONDS
+  shift
+  gts_step "$name"
+  if "$@"; then
+    echo "---- $name: passed ($((SECONDS - t0)) s)"
+  else
+    echo "---- $name: FAILED ($((SECONDS - t0)) s)"
+    failed+=("$name")
+  fi
+}
+
+normal_build() {
+  gts_configure_release && cmake --build "$GTS_BUILD" -j "$GTS_JOBS"
+}
+normal_tests() {
+  (cd "$GTS_BUILD" && ctest --output-on-failure -j "$GTS_JOBS")
+}
+asan_build() {
+  local generator=()
+  command -v ninja >/dev/null && [[ ! -f $asan_build/CMakeCache.txt ]] && generator=(-G Ninja)
+  # -O1 keeps the sanitized suite fast; Debug adds -g and keeps assertions on.
+  cmake -S "$GTS_REPO" -B "$asan_build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_Fortran_FLAGS=-O1 \
+    -DGTSTORAGE_SANITIZE=address,undefined -DGTSTORAGE_ENABLE_CUDA=OFF \
+    -DGTSTORAGE_BUILD_BENCH=OFF &&
+    cmake --build "$asan_build" -j "$GTS_JOBS"
+}
+asan_tests() {
+  # No strict_string_checks: libgfortran (not instrumented) passes unterminated strings to
+  # strndup with a length, which that option reports as an overflow.
+  (cd "$asan_build" &&
+    ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --output-on-failure -j "$GTS_JOBS" -LE python)
+}
+python_tests() {
+  GTSTORAGE_LIBRARY=$(find "$GTS_BUILD/src" -maxdepth 1 -name 'libgtstorage.so.*.*.*' | head -n 1) \
+    GTSTORAGE_BUILD_DIR=$GTS_BUILD bash "$GTS_REPO/tests/python/run.sh" "$GTS_BUILD"
+}
+
+gts_install_deps
+echo "gtstorage tests: $(nproc) cores, JOBS=$GTS_JOBS, nvcc: $(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || echo none)"
+
+run_step "normal build ($GTS_BUILD)" normal_build
+if [[ ! " ${failed[*]-} " =~ "normal build" ]]; then
+  run_step "CTest suite, normal build" normal_tests
+fi
+if [[ -f $GTS_REPO/tests/python/run.sh ]] && [[ ! " ${failed[*]-} " =~ "normal build" ]]; then
+  run_step "Python tests (tests/python/run.sh)" python_tests
+fi
+run_step "sanitizer build ($asan_build, address+undefined)" asan_build
+if [[ ! " ${failed[*]-} " =~ "sanitizer build" ]]; then
+  run_step "CTest suite, sanitizer build" asan_tests
+fi
+
+gts_step "summary ($((SECONDS - started)) s)"
+if (( ${#failed[@]} )); then
+  printf 'FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "all test steps passed"
