@@ -310,3 +310,17 @@ def test_get_stats_and_presets():
     gpu = next(p for p in gs.presets() if p["name"] == "gt:gpu")
     assert gpu["device"] == "gpu" and gpu["alignment"] == 32
     assert gs.library_version.count(".") == 2
+
+
+def test_from_handle_borrows_a_reference():
+    import gtstorage as gs
+
+    s = gs.zeros((3, 4, 5), backend="gt:cpu_kfirst", halo=1)
+    s[1, 2, 3] = 7.0
+    t = gs.Storage.from_handle(s.handle)
+    assert t.shape == s.shape and t.strides == s.strides
+    assert t.__array_interface__["data"][0] == s.__array_interface__["data"][0]
+    del s
+    assert float(t[1, 2, 3]) == 7.0  # t holds its own reference
+    with pytest.raises(gs.GTStorageError, match="handle"):
+        gs.Storage.from_handle(12345)

@@ -212,6 +212,16 @@ class Storage:
             except Exception:  # noqa: BLE001 - interpreter shutdown
                 pass
 
+    @classmethod
+    def from_handle(cls, handle: int) -> "Storage":
+        """A Python view of a storage created elsewhere (C, Fortran) by its handle.
+
+        The handle is borrowed: this takes its own reference (``gtstorage_retain``), so the caller
+        may release theirs independently. Raises ``GTStorageError`` for an invalid handle.
+        """
+        check(lib.gtstorage_retain(ctypes.c_uint64(int(handle))), "handle")
+        return Storage._from_handle(int(handle))
+
     @property
     def handle(self) -> int:
         """The C handle (a borrowed reference: retain it with the C API to keep it longer)."""
