@@ -6,9 +6,10 @@ namespace gts::capi {
 namespace {
 // A fixed buffer rather than std::string: recording an error must not itself allocate or throw.
 thread_local char last_message[1024] = "";
-// Whether last_message is non-empty. One byte in the initial-exec TLS model: successful calls
-// test it without the __tls_get_addr call a dlopen'ed library otherwise pays on every access.
-__attribute__((tls_model("initial-exec"))) thread_local bool has_message = false;
+// Whether last_message is non-empty, so successful calls only read one byte. (Not in the
+// initial-exec TLS model: with the static CUDA runtime's TLS that makes the library fail to
+// dlopen with "cannot allocate memory in static TLS block".)
+thread_local bool has_message = false;
 }  // namespace
 
 int set_error(int status, const char* message) noexcept {

@@ -2,12 +2,23 @@
 // Implementations: cuda (static runtime), hip (optional), emulated (separate host memory, so
 // every sync path is testable without a GPU). Methods throw gts::error (no_device, device,
 // out_of_memory, unsupported); they never abort.
+//
+// Ordering: copy(), copy_strided(), fill() and prefetch() are enqueued on @p stream and may return
+// before they complete (the emulated backend completes them at once); call synchronize(stream)
+// before reading the destination on the host. Layout-changing copies between host and device are
+// staged through temporary buffers and wait for @p stream themselves where a temporary host buffer
+// is involved. Stream and event handles are uint64_t: a cudaStream_t/hipStream_t (0 = the legacy
+// default stream) or, for the emulated backend, an id it issued.
+//
+// Backends are process-lifetime singletons (never destroyed), so a storage may keep a backend*
+// and free through it even after another backend was made active.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/strided_array.hpp"
 
@@ -21,41 +32,160 @@ enum class memory_kind {
 
 enum class direction { host_to_device, device_to_host, device_to_device };
 
+/// DLPack device type codes (DLDeviceType).
+namespace dl {
+inline constexpr int cpu = 1;
+inline constexpr int cuda = 2;
+inline constexpr int cuda_host = 3;
+inline constexpr int rocm = 10;
+inline constexpr int rocm_host = 11;
+inline constexpr int cuda_managed = 13;
+}  // namespace dl
+
+/// What an address is, as far as the backend can tell (see backend::query_pointer).
+enum class pointer_space {
+  host,         ///< Ordinary (pageable) host memory, or an address the backend does not know.
+  device,       ///< Device memory.
+  unified,      ///< Unified / managed memory.
+  pinned_host,  ///< Page-locked host memory.
+};
+
+struct pointer_info {
+  pointer_space space = pointer_space::host;
+  int device_id = -1;     ///< Device ordinal for device/unified memory, -1 otherwise.
+  bool owned = false;     ///< Allocated by this backend (base/bytes are then set).
+  void* base = nullptr;   ///< Pointer allocate() returned for the containing allocation.
+  std::size_t bytes = 0;  ///< Bytes requested for that allocation.
+};
+
+/// Static facts about one device.
+struct device_properties {
+  std::string name;              ///< e.g. "NVIDIA H100 80GB HBM3" or "emulated device 0".
+  std::size_t total_memory = 0;  ///< Bytes.
+  int major = 0;                 ///< Compute capability (CUDA) / gfx major (HIP); 0 emulated.
+  int minor = 0;
+  int multiprocessors = 0;
+  bool concurrent_managed_access = false;  ///< Prefetching unified memory is meaningful.
+};
+
+/// Transfers issued through one backend since start or reset_counters() (index: direction).
+struct transfer_counters {
+  int64_t count[3] = {0, 0, 0};
+  int64_t bytes[3] = {0, 0, 0};
+};
+
 class backend {
  public:
-  virtual ~backend() = default;
+  backend();
+  virtual ~backend();
+  backend(const backend&) = delete;
+  backend& operator=(const backend&) = delete;
+
   [[nodiscard]] virtual const char* name() const = 0;
   /// Usable devices; 0 when there is no driver or no GPU (never throws).
   virtual int device_count() noexcept = 0;
-  /// Allocates @p bytes of @p kind on @p device_id, aligned to at least @p alignment.
+  /// Why device_count() is 0 ("" when it is not): the text of every no_device error.
+  [[nodiscard]] virtual std::string no_device_reason() = 0;
+  /// Allocates @p bytes of @p kind on @p device_id (-1 = current_device()), aligned to at least
+  /// @p alignment (a power of two; 0 = 256) in the address space the memory is used in. Zero
+  /// bytes give a valid, unique pointer. Throws no_device, invalid_argument (bad alignment or
+  /// ordinal, naming it), out_of_memory, unsupported or device.
   virtual void* allocate(std::size_t bytes, std::size_t alignment, memory_kind kind,
                          int device_id) = 0;
+  /// Frees what allocate() returned (kind and device_id are taken from the backend's own record;
+  /// the arguments are kept for callers' symmetry). Unknown pointers and nullptr are ignored.
   virtual void free(void* ptr, memory_kind kind, int device_id) noexcept = 0;
   /// Contiguous copy of @p bytes.
   virtual void copy(void* dst, const void* src, std::size_t bytes, direction dir,
                     uint64_t stream) = 0;
   /// Element-wise copy between equal-shaped strided arrays (same dtype), any layouts.
+  /// Throws invalid_argument for different shapes or item sizes.
   virtual void copy_strided(const strided_array& dst, const strided_array& src, direction dir,
                             uint64_t stream) = 0;
   /// Sets every element of @p dst (device memory) to @p value (one element of dst.type).
   virtual void fill(const strided_array& dst, const void* value, uint64_t stream) = 0;
   /// Waits for all work on @p stream.
   virtual void synchronize(uint64_t stream) = 0;
-  /// Moves unified memory towards @p device_id (-1 = host).
+  /// Waits for all work on device @p device_id (-1 = current).
+  virtual void synchronize_device(int device_id) = 0;
+  /// Moves unified memory towards @p device_id (-1 = host). A hint: devices without concurrent
+  /// managed access skip it (synchronize() still makes the data visible).
   virtual void prefetch(const void* ptr, std::size_t bytes, int device_id, uint64_t stream) = 0;
   /// DLPack device type code for memory of @p kind (2 CUDA, 3 CUDA host, 10 ROCm …).
   [[nodiscard]] virtual int dl_device_type(memory_kind kind) const noexcept = 0;
+
+  /// Properties of @p device_id (-1 = current). Throws no_device / invalid_argument.
+  [[nodiscard]] virtual device_properties properties(int device_id) = 0;
+  /// What @p ptr points into (never throws; unknown addresses are pointer_space::host).
+  [[nodiscard]] virtual pointer_info query_pointer(const void* ptr) noexcept = 0;
+
+  /// A new non-blocking stream on @p device_id (-1 = current).
+  virtual uint64_t create_stream(int device_id) = 0;
+  /// Destroys a stream from create_stream(); 0 and unknown values are ignored.
+  virtual void destroy_stream(uint64_t stream) noexcept = 0;
+  /// A new event on @p device_id (-1 = current), able to time.
+  virtual uint64_t create_event(int device_id) = 0;
+  virtual void destroy_event(uint64_t event) noexcept = 0;
+  /// Records @p event on @p stream.
+  virtual void record_event(uint64_t event, uint64_t stream) = 0;
+  /// Makes later work on @p stream wait for @p event.
+  virtual void wait_event(uint64_t stream, uint64_t event) = 0;
+  /// Blocks until @p event completed.
+  virtual void synchronize_event(uint64_t event) = 0;
+  /// True when @p event completed.
+  virtual bool event_done(uint64_t event) = 0;
+  /// Milliseconds between two completed events.
+  virtual float elapsed_ms(uint64_t start, uint64_t end) = 0;
+
+  /// Resolves @p device_id (-1 = current_device()) and checks it against device_count():
+  /// no_device when there are none, invalid_argument("device_id: …") when out of range.
+  int checked_device(int device_id);
+
+  /// Transfer counters of this backend (every copy and copy_strided, by direction).
+  [[nodiscard]] transfer_counters counters() const noexcept;
+  void reset_counters() noexcept;
+  /// Bytes currently allocated through this backend, by kind.
+  [[nodiscard]] int64_t allocated_bytes(memory_kind kind) const noexcept;
+
+ protected:
+  void note_transfer(direction dir, std::size_t bytes) noexcept;
+  void note_allocation(memory_kind kind, int64_t delta_bytes) noexcept;
+
+ private:
+  struct counters_impl;
+  std::unique_ptr<counters_impl> counters_;
 };
 
 /// The active backend (chosen from GTSTORAGE_DEVICE_BACKEND or set_backend(); "auto" prefers
 /// cuda, then hip, then none). Never null: a "none" backend reports 0 devices and throws no_device.
+/// An invalid GTSTORAGE_DEVICE_BACKEND value makes this throw (invalid_argument / unsupported,
+/// naming the variable) until set_backend() picks a valid one: a typo is never silently ignored.
 backend& active();
 
-/// Selects the backend by name: "cuda", "hip", "emulated", "none" or "auto".
+/// Selects the backend by name: "cuda", "hip", "emulated", "none" or "auto". Unknown names throw
+/// invalid_argument (listing the known ones), backends not compiled in throw unsupported.
 void set_backend(const std::string& name);
 
-/// Current device ordinal used when a storage asks for device -1.
+/// The backend called @p name ("auto" resolved as in set_backend), without making it active.
+backend& get_backend(const std::string& name);
+
+/// Name of the active backend (after "auto" resolution), e.g. "cuda" or "none".
+std::string active_name();
+
+/// Backends compiled into this build, e.g. {"cuda", "emulated", "none"}.
+std::vector<std::string> compiled_backends();
+
+/// Re-reads GTSTORAGE_DEVICE_BACKEND (and GTSTORAGE_EMULATED_DEVICES) as at first use; for tests
+/// and for programs that change their environment before touching devices.
+void reload_environment();
+
+/// Sets the emulated backend's device count (tests of ordinal selection and of "no device";
+/// 0 … 64, else invalid_argument). Overrides GTSTORAGE_EMULATED_DEVICES.
+void set_emulated_device_count(int count);
+
+/// Current device ordinal used when a storage asks for device -1 (process-wide, default 0).
 int current_device();
+/// Sets it after checking it against the active backend (see backend::checked_device).
 void set_current_device(int device_id);
 
 }  // namespace gts::device

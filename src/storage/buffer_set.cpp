@@ -22,7 +22,7 @@ buffer_set::~buffer_set() {
         stats().host_bytes.fetch_sub(static_cast<int64_t>(b->block.bytes), std::memory_order_relaxed);
         break;
       case side_owner::backend:
-        device::active().free(b->base, b->kind, b->device_id);
+        backend->free(b->base, b->kind, b->device_id);
         (b->kind == device::memory_kind::pinned_host ? stats().host_bytes : stats().device_bytes)
             .fetch_sub(b->bytes, std::memory_order_relaxed);
         break;
@@ -45,7 +45,7 @@ void buffer_set::copy_side(side to, uint64_t stream) {
   const side_buffer& src = get(to == side::host ? side::device : side::host);
   const auto dir = to == side::device ? device::direction::host_to_device
                                       : device::direction::device_to_host;
-  device::backend& be = device::active();
+  device::backend& be = *backend;
   int64_t moved = 0;
   bool same_layout = dst.full.ndim == src.full.ndim;
   for (int d = 0; same_layout && d < dst.full.ndim; ++d) {
@@ -80,7 +80,7 @@ void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
   // Unified memory: one buffer, so "sync" means moving pages to where they will be used.
   if (host.owner == side_owner::alias || device.owner == side_owner::alias) {
     const side_buffer& b = host.owner == side_owner::alias ? device : host;
-    device::backend& be = device::active();
+    device::backend& be = *backend;
     if (op == acquire_device || op == host_to_device) {
       be.prefetch(b.base, static_cast<size_t>(b.bytes), b.device_id, stream);
     } else if (op == acquire_host || op == device_to_host || op == synchronize) {
@@ -95,7 +95,7 @@ void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
   const std::lock_guard<std::mutex> lock(mutex_);
   auto move_to = [&](side to) {
     copy_side(to, stream);
-    if (wait) device::active().synchronize(stream);
+    if (wait) backend->synchronize(stream);
     state_ = sync_state::clean;
   };
   auto mark = [&](sync_state dirty, const char* name) {

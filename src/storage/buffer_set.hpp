@@ -56,6 +56,9 @@ class buffer_set {
   side_buffer host;
   side_buffer device;
   managed_kind managed = managed_kind::none;
+  /// The device backend that allocated (or was given) this set's device/pinned memory; it frees
+  /// and syncs them even if the active backend is switched later. Null for host-only sets.
+  device::backend* backend = nullptr;
   release_callback release = nullptr;
   void* release_user_data = nullptr;
   transfer_counters transfers;

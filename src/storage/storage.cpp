@@ -95,12 +95,12 @@ device::direction direction_of(bool dst_host, bool src_host) {
 // Copies between any two arrays where either may be device memory. Host<->host converts
 // dtypes; transfers involving a device go through a host staging array when dtypes differ.
 void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
-                 uint64_t stream) {
+                 uint64_t stream, device::backend* backend) {
   if (dst_host && src_host) {
     kernels::copy(dst, src);
     return;
   }
-  device::backend& be = device::active();
+  device::backend& be = backend != nullptr ? *backend : device::active();
   if (dst.type == src.type) {
     be.copy_strided(dst, src, direction_of(dst_host, src_host), stream);
     be.synchronize(stream);
@@ -279,6 +279,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
 
   auto buffers = std::make_shared<buffer_set>();
   buffers->managed = managed;
+  if (gpu || req.host_memory == 1) buffers->backend = &device::active();
   const auto bytes = static_cast<size_t>(plan.allocation_bytes);
   const size_t align = static_cast<size_t>(std::max<int64_t>(plan.alignment_bytes, 64));
   const bool need_host = !gpu || managed == managed_kind::mirror;
@@ -302,11 +303,11 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     side_buffer& h = buffers->host;
     if (req.host_memory == 1) {
       h.base = static_cast<std::byte*>(
-          device::active().allocate(bytes, align, device::memory_kind::pinned_host, device_id));
+          buffers->backend->allocate(bytes, align, device::memory_kind::pinned_host, device_id));
       h.owner = side_owner::backend;
       h.kind = device::memory_kind::pinned_host;
       h.device_id = device_id;
-      h.dl_device_type = device::active().dl_device_type(device::memory_kind::pinned_host);
+      h.dl_device_type = buffers->backend->dl_device_type(device::memory_kind::pinned_host);
       stats().host_bytes.fetch_add(plan.allocation_bytes, std::memory_order_relaxed);
     } else {
       h.block = allocate_host(bytes, align);
@@ -322,11 +323,11 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     side_buffer& dv = buffers->device;
     const auto kind = managed == managed_kind::unified ? device::memory_kind::unified
                                                        : device::memory_kind::device;
-    dv.base = static_cast<std::byte*>(device::active().allocate(bytes, align, kind, device_id));
+    dv.base = static_cast<std::byte*>(buffers->backend->allocate(bytes, align, kind, device_id));
     dv.owner = side_owner::backend;
     dv.kind = kind;
     dv.device_id = device_id;
-    dv.dl_device_type = device::active().dl_device_type(kind);
+    dv.dl_device_type = buffers->backend->dl_device_type(kind);
     dv.dl_device_id = device_id;
     dv.bytes = plan.allocation_bytes;
     dv.full = root_array(dv.base + plan.byte_offset, plan);
@@ -360,7 +361,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   const side init_side = need_host || managed == managed_kind::unified ? side::host : side::device;
   const bool host_side = host_accessible(*st, init_side);
   const side_buffer& ib = buffers->get(init_side);
-  device::backend* be = (init_side == side::device || managed == managed_kind::unified) ? &device::active() : nullptr;
+  device::backend* be = buffers->backend;
   auto fill_with = [&](const strided_array& target, const void* value) {
     if (host_side && managed != managed_kind::unified) {
       kernels::fill(target, value);
@@ -390,7 +391,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
       break;
     }
     case 4:
-      copy_arrays(ib.full, host_side, *req.source, true, 0);
+      copy_arrays(ib.full, host_side, *req.source, true, 0, buffers->backend);
       break;
     default: break;
   }
@@ -459,6 +460,7 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
       fail_arg("device_id", std::to_string(id) + " is out of range 0 … " + std::to_string(be.device_count() - 1));
     }
     setup(side::device, req.device_data, req.device_strides, "device_strides");
+    buffers->backend = &be;
     buffers->device.device_id = id;
     buffers->device.dl_device_id = id;
     buffers->device.dl_device_type = be.dl_device_type(device::memory_kind::device);
@@ -596,10 +598,12 @@ void storage::copy_from(const storage& src) {
       stride *= s.shape[k];
     }
     staged.data = tmp.data();
-    copy_arrays(staged, true, s, host_accessible(src, ss), src.stream);
-    copy_arrays(d, host_accessible(*this, ds), staged, true, stream);
+    copy_arrays(staged, true, s, host_accessible(src, ss), src.stream, src.buffers->backend);
+    copy_arrays(d, host_accessible(*this, ds), staged, true, stream, buffers->backend);
   } else {
-    copy_arrays(d, host_accessible(*this, ds), s, host_accessible(src, ss), stream);
+    // A transfer between two devices' memory goes through the destination's backend.
+    device::backend* be = ds == side::device ? buffers->backend : src.buffers->backend;
+    copy_arrays(d, host_accessible(*this, ds), s, host_accessible(src, ss), stream, be);
   }
   finish_write(*this, ds);
 }
@@ -607,14 +611,14 @@ void storage::copy_from(const storage& src) {
 void storage::copy_from_host(const strided_array& src) {
   check_same_shape(ndim, shape.data(), src.ndim, src.shape, "src");
   const side ds = prepare_write(*this);
-  copy_arrays(array(ds), host_accessible(*this, ds), src, true, stream);
+  copy_arrays(array(ds), host_accessible(*this, ds), src, true, stream, buffers->backend);
   finish_write(*this, ds);
 }
 
 void storage::copy_to_host(const strided_array& dst) const {
   check_same_shape(ndim, shape.data(), dst.ndim, dst.shape, "dst");
   const side ss = read_side(*this);
-  copy_arrays(dst, true, array(ss), host_accessible(*this, ss), stream);
+  copy_arrays(dst, true, array(ss), host_accessible(*this, ss), stream, buffers->backend);
 }
 
 void storage::fill(const void* value) {
@@ -624,9 +628,8 @@ void storage::fill(const void* value) {
   if (host_accessible(*this, ds) && buffers->device.kind != device::memory_kind::unified) {
     kernels::fill(a, value);
   } else {
-    device::backend& be = device::active();
-    be.fill(a, value, stream);
-    be.synchronize(stream);
+    buffers->backend->fill(a, value, stream);
+    buffers->backend->synchronize(stream);
   }
   finish_write(*this, ds);
 }

@@ -1,0 +1,13 @@
+// The HIP backend: the same source as the CUDA backend (gpu_backend.inl), compiled by hipcc.
+#define GTS_GPU_HIP 1
+#include "device/gpu/gpu_backend.inl"
+
+namespace gts::device {
+
+backend& hip_backend_instance() {
+  // Never destroyed, for the same reasons as the CUDA backend.
+  static backend* const b = new hip_impl::gpu_backend();
+  return *b;
+}
+
+}  // namespace gts::device

@@ -1,0 +1,190 @@
+// Which backend is active, and the process-wide current device ordinal.
+// The environment (GTSTORAGE_DEVICE_BACKEND) is read once, at the first active() call, so a
+// program that never touches devices never initializes a GPU runtime. The active pointer is an
+// atomic read on the fast path; selection and the environment error take a mutex.
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "device/backends.hpp"
+
+namespace gts::device {
+namespace {
+
+struct registry {
+  std::mutex mu;
+  std::atomic<backend*> active{nullptr};
+  bool env_read = false;
+  bool env_failed = false;
+  error_kind env_kind = error_kind::invalid_argument;
+  std::string env_message;
+  std::atomic<int> current{0};
+};
+
+registry& reg() {
+  static registry* const r = new registry();  // Never destroyed (see backends.hpp).
+  return *r;
+}
+
+const char* const known_names = "cuda, hip, emulated, none, auto";
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+[[noreturn]] [[maybe_unused]] void not_built(const std::string& name) {
+  fail(
+      error_kind::unsupported, "backend: '" + name + "' is not compiled into this build of " +
+                                   "gtstorage (compiled: " +
+                                   [] {
+                                     std::string s;
+                                     for (const auto& n : compiled_backends()) {
+                                       s += (s.empty() ? "" : ", ") + n;
+                                     }
+                                     return s;
+                                   }() +
+                                   ")");
+}
+
+// "auto": the first compiled GPU backend with a device, else "none" with the reasons.
+backend& resolve_auto() {
+  std::string why;
+#if defined(GTSTORAGE_WITH_CUDA)
+  {
+    backend& b = cuda_backend_instance();
+    if (b.device_count() > 0) return b;
+    why += b.no_device_reason();
+  }
+#else
+  why += "built without CUDA";
+#endif
+#if defined(GTSTORAGE_WITH_HIP)
+  {
+    backend& b = hip_backend_instance();
+    if (b.device_count() > 0) return b;
+    why += "; " + b.no_device_reason();
+  }
+#else
+  why += "; built without HIP";
+#endif
+  set_none_reason("no device: the 'auto' device backend found no GPU (" + why +
+                  "); set GTSTORAGE_DEVICE_BACKEND=emulated to run device code paths on the host");
+  return none_backend_instance();
+}
+
+backend& resolve(const std::string& given) {
+  const std::string name = lower(given);
+  if (name == "auto") return resolve_auto();
+  if (name == "emulated") return emulated_backend_instance();
+  if (name == "none") {
+    set_none_reason(
+        "no device: the device backend 'none' was selected "
+        "(GTSTORAGE_DEVICE_BACKEND or gtstorage_set_device_backend)");
+    return none_backend_instance();
+  }
+  if (name == "cuda") {
+#if defined(GTSTORAGE_WITH_CUDA)
+    return cuda_backend_instance();
+#else
+    not_built(name);
+#endif
+  }
+  if (name == "hip") {
+#if defined(GTSTORAGE_WITH_HIP)
+    return hip_backend_instance();
+#else
+    not_built(name);
+#endif
+  }
+  fail(error_kind::invalid_argument,
+       "backend: unknown device backend '" + given + "'; known: " + known_names);
+}
+
+}  // namespace
+
+backend& active() {
+  registry& r = reg();
+  if (backend* b = r.active.load(std::memory_order_acquire)) return *b;
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (backend* b = r.active.load(std::memory_order_acquire)) return *b;
+  if (!r.env_read) {
+    r.env_read = true;
+    const char* env = std::getenv("GTSTORAGE_DEVICE_BACKEND");
+    const std::string name = (env == nullptr || *env == '\0') ? "auto" : env;
+    try {
+      r.active.store(&resolve(name), std::memory_order_release);
+      return *r.active.load(std::memory_order_acquire);
+    } catch (const error& e) {
+      r.env_failed = true;
+      r.env_kind = e.kind();
+      r.env_message = std::string("GTSTORAGE_DEVICE_BACKEND: ") + e.what();
+    }
+  }
+  fail(r.env_kind, r.env_message);
+}
+
+void set_backend(const std::string& name) {
+  backend& b = resolve(name);
+  registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.env_read = true;
+  r.env_failed = false;
+  r.env_message.clear();
+  r.active.store(&b, std::memory_order_release);
+}
+
+backend& get_backend(const std::string& name) {
+  return resolve(name);
+}
+
+std::string active_name() {
+  return active().name();
+}
+
+std::vector<std::string> compiled_backends() {
+  std::vector<std::string> names;
+#if defined(GTSTORAGE_WITH_CUDA)
+  names.emplace_back("cuda");
+#endif
+#if defined(GTSTORAGE_WITH_HIP)
+  names.emplace_back("hip");
+#endif
+  names.emplace_back("emulated");
+  names.emplace_back("none");
+  return names;
+}
+
+void reload_environment() {
+  emulated_reload_environment();
+  registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.env_read = false;
+  r.env_failed = false;
+  r.env_message.clear();
+  r.active.store(nullptr, std::memory_order_release);
+}
+
+void set_emulated_device_count(int count) {
+  emulated_set_device_count(count);
+}
+
+int current_device() {
+  return reg().current.load(std::memory_order_relaxed);
+}
+
+void set_current_device(int device_id) {
+  if (device_id < 0) {
+    fail_arg("device_id", std::to_string(device_id) + " is negative; ordinals start at 0");
+  }
+  active().checked_device(device_id);
+  reg().current.store(device_id, std::memory_order_relaxed);
+}
+
+}  // namespace gts::device
