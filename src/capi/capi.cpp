@@ -124,11 +124,14 @@ int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* 
     req.host_memory = options->host_memory;
     req.readonly = options->readonly != 0;
     req.fill_value = options->fill_value;
-    gts::strided_array source;
     if (options->init == GTSTORAGE_INIT_COPY && options->source != nullptr) {
-      // The source's dtype defaults to the storage's.
-      source = array_of(options->source, gts::parse_dtype(options->dtype), "source");
+      // The source's dtype defaults to the storage's. (Only built when needed: it is 300 bytes
+      // to clear on the fast path.)
+      const gts::strided_array source =
+          array_of(options->source, gts::parse_dtype(options->dtype), "source");
       req.source = &source;
+      *out = table().insert(gts::storage::create(req));
+      return;
     }
     *out = table().insert(gts::storage::create(req));
   });

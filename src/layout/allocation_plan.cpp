@@ -99,12 +99,12 @@ allocation_plan make_plan(const plan_request& req) {
   int by_rank[max_ndim];
   for (int d = 0; d < n; ++d) by_rank[plan.layout[d]] = d;
   plan.contiguous_dim = by_rank[n - 1];
-  plan.padded_shape = plan.shape;
+  for (int d = 0; d < n; ++d) plan.padded_shape[d] = plan.shape[d];
   {
+    // items_per_alignment is a power of two (alignment and itemsize are): round up with a mask.
     const int c = plan.contiguous_dim;
-    const int64_t blocks =
-        checked_add(plan.shape[c], items_per_alignment - 1, "shape") / items_per_alignment;
-    plan.padded_shape[c] = checked_mul(blocks, items_per_alignment, "shape");
+    plan.padded_shape[c] =
+        checked_add(plan.shape[c], items_per_alignment - 1, "shape") & ~(items_per_alignment - 1);
   }
   int64_t stride = itemsize;
   for (int rank = n - 1; rank >= 0; --rank) {
@@ -116,12 +116,11 @@ allocation_plan make_plan(const plan_request& req) {
 
   // Offset of element (0, …, 0) from an alignment-aligned block start such that the aligned
   // index lands on a multiple of the alignment.
-  int64_t rem = 0;
-  for (int d = 0; d < n; ++d) {
-    rem = (rem + (plan.aligned_index[d] * plan.strides[d]) % plan.alignment_bytes) %
-          plan.alignment_bytes;
-  }
-  plan.byte_offset = (plan.alignment_bytes - rem) % plan.alignment_bytes;
+  // Offsets fit in 64 bits (they are below padded_bytes); the alignment is a power of two.
+  const int64_t mask = plan.alignment_bytes - 1;
+  int64_t offset = 0;
+  for (int d = 0; d < n; ++d) offset += plan.aligned_index[d] * plan.strides[d];
+  plan.byte_offset = (plan.alignment_bytes - (offset & mask)) & mask;
   plan.allocation_bytes = checked_add(plan.padded_bytes, plan.byte_offset, "shape");
   return plan;
 }

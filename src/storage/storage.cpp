@@ -198,9 +198,9 @@ strided_array storage::array(side s) const {
   return a;
 }
 
-void storage::finalize() {
+void storage::finalize(const layout_map* planned) {
   for (int k = 0; k < 2; ++k) {
-    layouts[k] = layout_from_strides(strides[k].data(), ndim);
+    layouts[k] = planned != nullptr ? *planned : layout_from_strides(strides[k].data(), ndim);
     int64_t expected = type.itemsize;
     bool contiguous = true;
     for (int d = ndim - 1; d >= 0; --d) {
@@ -210,8 +210,13 @@ void storage::finalize() {
     c_contiguous[k] = contiguous || size() == 0;
   }
   nbytes = size() * type.itemsize;
-  const std::string t = type.typestr();
-  std::memcpy(typestr.data(), t.c_str(), std::min(t.size() + 1, typestr.size()));
+  // Typestr by hand (this runs on every create and view): "<f8", "|b1", "<c16".
+  char* t = typestr.data();
+  *t++ = type.itemsize == 1 ? '|' : '<';
+  *t++ = type.kind;
+  if (type.itemsize >= 10) *t++ = static_cast<char>('0' + type.itemsize / 10);
+  *t++ = static_cast<char>('0' + type.itemsize % 10);
+  *t = '\0';
 }
 
 int64_t storage::size() const {
@@ -344,14 +349,16 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   st->buffers = buffers;
   st->ndim = plan.ndim;
   st->type = plan.type;
-  st->shape = plan.shape;
-  st->dims = plan.dims;
-  st->halo = plan.halo;
-  st->aligned_index = plan.aligned_index;
   st->readonly = false;
+  for (int d = 0; d < plan.ndim; ++d) {
+    st->shape[d] = plan.shape[d];
+    st->dims[d] = plan.dims[d];
+    st->halo[d] = plan.halo[d];
+    st->aligned_index[d] = plan.aligned_index[d];
+  }
   for (side s : {side::host, side::device}) {
     if (buffers->get(s).present()) {
-      st->strides[idx(s)] = plan.strides;
+      for (int d = 0; d < plan.ndim; ++d) st->strides[idx(s)][d] = plan.strides[d];
       st->data[idx(s)] = buffers->get(s).full.data;
     }
   }
@@ -397,7 +404,8 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   }
   if (req.init != 0 && buffers->mirrored()) buffers->sync(op_set_host_modified, false, 0, true);
   st->readonly = req.readonly;
-  st->finalize();
+  // The planned layout, not one re-derived from strides: they tie for extent-1 dims.
+  st->finalize(&plan.layout);
   return st;
 }
 

@@ -66,8 +66,9 @@ class storage {
   int64_t nbytes = 0;                      ///< product(shape) * itemsize.
   std::array<char, 8> typestr{};           ///< NUL-terminated.
 
-  /// Recomputes the derived fields above from the geometry.
-  void finalize();
+  /// Recomputes the derived fields above from the geometry; @p planned, when given, is the
+  /// layout the storage was created with (used instead of ranking the strides).
+  void finalize(const layout_map* planned = nullptr);
 
   [[nodiscard]] bool has(side s) const { return buffers->get(s).present(); }
   [[nodiscard]] strided_array array(side s) const;
