@@ -6,6 +6,7 @@
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build without CUDA: the CTest suite again
 #      (tests labelled "python" excluded: an uninstrumented interpreter cannot load the library)
 #   3. the Python binding's tests (tests/python/run.sh, when present)
+#   4. HIP backend build (Debian's hipcc) and the device tests against it
 # Every step runs even if an earlier one failed; the exit status is non-zero if any failed.
 # Environment: JOBS (default 2), GTSTORAGE_BUILD_DIR (normal build, default build/release),
 # GTSTORAGE_ASAN_BUILD_DIR (default build/asan).
@@ -53,6 +54,27 @@ asan_tests() {
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --output-on-failure -j "$GTS_JOBS" -LE python)
 }
+hip_build_dir=${GTSTORAGE_HIP_BUILD_DIR:-$GTS_REPO/build/hip}
+# The HIP backend must at least compile and link (no AMD GPU here: its no-device path and the
+# shared device code are tested). Debian's hipcc pulls in LLVM 15, so it is installed only here.
+hip_build_and_tests() {
+  if ! command -v hipcc >/dev/null; then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+      DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends hipcc
+    else
+      echo "hipcc not installed and not root: HIP build skipped"
+      return 0
+    fi
+  fi
+  local generator=()
+  command -v ninja >/dev/null && [[ ! -f $hip_build_dir/CMakeCache.txt ]] && generator=(-G Ninja)
+  cmake -S "$GTS_REPO" -B "$hip_build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DGTSTORAGE_ENABLE_HIP=ON -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF \
+    -DGTSTORAGE_BUILD_BENCH=OFF -DGTSTORAGE_BUILD_TOOLS=OFF &&
+    cmake --build "$hip_build_dir" -j "$GTS_JOBS" &&
+    (cd "$hip_build_dir" && ctest --output-on-failure -j "$GTS_JOBS" -L device)
+}
 python_tests() {
   GTSTORAGE_LIBRARY=$(find "$GTS_BUILD/src" -maxdepth 1 -name 'libgtstorage.so.*.*.*' | head -n 1) \
     GTSTORAGE_BUILD_DIR=$GTS_BUILD bash "$GTS_REPO/tests/python/run.sh" "$GTS_BUILD"
@@ -68,6 +90,7 @@ fi
 if [[ -f $GTS_REPO/tests/python/run.sh ]] && [[ ! " ${failed[*]-} " =~ "normal build" ]]; then
   run_step "Python tests (tests/python/run.sh)" python_tests
 fi
+run_step "HIP backend build and device tests ($hip_build_dir)" hip_build_and_tests
 run_step "sanitizer build ($asan_build, address+undefined)" asan_build
 if [[ ! " ${failed[*]-} " =~ "sanitizer build" ]]; then
   run_step "CTest suite, sanitizer build" asan_tests

@@ -37,5 +37,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "FAIL: device queries after dlopen\n");
     return 1;
   }
-  return dlclose(lib) == 0 ? 0 : 1;
+  /* No dlclose: the library's registries are deliberately immortal (handles may be released
+   * from other libraries' static destructors), so unloading it would only turn them into
+   * unreachable blocks that LeakSanitizer reports. Processes keep the library loaded. */
+  return 0;
 }
