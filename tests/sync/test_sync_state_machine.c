@@ -1,4 +1,5 @@
-/* Exhaustive test of the GDP-3 sync state machine on the emulated device: every op from every
+/* Exhaustive test of the GDP-3 sync state machine on a device backend (argv[1], default the
+ * emulated device; "cuda" is the GPU suite, which exits 77 = skipped without a GPU): every op from every
  * state, with and without FORCE, issued from the base storage and from a view, with the
  * transfer counters asserted (no copy when clean, exactly one when dirty) and the data checked:
  * a sync from a view brings the whole buffer current. */
@@ -6,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 /* cmocka must come after the headers above */
 #include <cmocka.h>
@@ -68,10 +71,17 @@ static expectation model(int op, int s, int force) {
 static const int64_t shape3[3] = {6, 5, 4};
 static const int64_t halo3[6] = {1, 1, 1, 1, 0, 0};
 
+static const char* backend = "emulated";
+
 static int setup(void** state) {
   (void)state;
-  return gtstorage_set_device_backend("emulated") == GTSTORAGE_OK ? 0 : -1;
+  return gtstorage_set_device_backend(backend) == GTSTORAGE_OK ? 0 : -1;
 }
+
+/* Direct access to "device" memory (write_side/check_side) is only possible where the device
+ * memory is host-addressable: the emulated device. On a real GPU those checks go through
+ * gtstorage_copy_to_array instead. */
+static int host_addressable_device(void) { return strcmp(backend, "emulated") == 0; }
 
 static gtstorage_handle make_mirror(const char* preset, int32_t managed) {
   gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
@@ -100,30 +110,76 @@ static double value(int side, int gen, int64_t i, int64_t j, int64_t k) {
   return 1000.0 * side + 100.0 * gen + (double)(i * 100 + j * 10 + k);
 }
 
-static void write_side(gtstorage_handle h, int side, int gen) {
+/* A device-only wrap of h's whole device buffer: reads and writes through it move data with
+ * the backend's own copies (host memory of the emulated device, cudaMemcpy on a GPU) without
+ * touching h's sync state or per-buffer counters. */
+static gtstorage_handle device_alias(gtstorage_handle h) {
   gtstorage_interface_info info;
   info.struct_size = sizeof info;
-  OK(gtstorage_interface(h, side, &info));
-  for (int64_t i = 0; i < info.shape[0]; ++i)
-    for (int64_t j = 0; j < info.shape[1]; ++j)
-      for (int64_t k = 0; k < info.shape[2]; ++k) {
-        char* p = (char*)info.data + i * info.strides[0] + j * info.strides[1] + k * info.strides[2];
-        *(double*)p = value(side, gen, i, j, k);
-      }
+  OK(gtstorage_interface(h, GTSTORAGE_SIDE_DEVICE, &info));
+  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  w.ndim = info.ndim;
+  w.shape = info.shape;
+  w.device_data = info.data;
+  w.device_strides = info.strides;
+  w.device_id = info.device_id;
+  gtstorage_handle alias = 0;
+  OK(gtstorage_wrap(&w, &alias));
+  return alias;
+}
+
+static void write_side(gtstorage_handle h, int side, int gen) {
+  double buf[6 * 5 * 4];
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 5; ++j)
+      for (int64_t k = 0; k < 4; ++k) buf[(i * 5 + j) * 4 + k] = value(side, gen, i, j, k);
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  a.ndim = 3;
+  a.shape = shape3;
+  a.data = buf;
+  if (side == GTSTORAGE_SIDE_DEVICE) {
+    gtstorage_handle alias = device_alias(h);
+    OK(gtstorage_copy_from_array(alias, &a));
+    OK(gtstorage_release(alias));
+  } else {
+    gtstorage_interface_info info;
+    info.struct_size = sizeof info;
+    OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+    for (int64_t i = 0; i < 6; ++i)
+      for (int64_t j = 0; j < 5; ++j)
+        for (int64_t k = 0; k < 4; ++k)
+          *(double*)((char*)info.data + i * info.strides[0] + j * info.strides[1] +
+                     k * info.strides[2]) = buf[(i * 5 + j) * 4 + k];
+  }
 }
 
 /* Whole buffer on `side` holds what `from_side` wrote with generation gen. */
 static void check_side(gtstorage_handle h, int side, int from_side, int gen) {
-  gtstorage_interface_info info;
-  info.struct_size = sizeof info;
-  OK(gtstorage_interface(h, side, &info));
-  for (int64_t i = 0; i < info.shape[0]; ++i)
-    for (int64_t j = 0; j < info.shape[1]; ++j)
-      for (int64_t k = 0; k < info.shape[2]; ++k) {
-        const char* p =
-            (const char*)info.data + i * info.strides[0] + j * info.strides[1] + k * info.strides[2];
-        assert_true(*(const double*)p == value(from_side, gen, i, j, k));
-      }
+  double buf[6 * 5 * 4];
+  if (side == GTSTORAGE_SIDE_DEVICE) {
+    gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+    a.ndim = 3;
+    a.shape = shape3;
+    a.data = buf;
+    gtstorage_handle alias = device_alias(h);
+    OK(gtstorage_copy_to_array(&a, alias));
+    OK(gtstorage_release(alias));
+  } else {
+    gtstorage_interface_info info;
+    info.struct_size = sizeof info;
+    OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+    for (int64_t i = 0; i < 6; ++i)
+      for (int64_t j = 0; j < 5; ++j)
+        for (int64_t k = 0; k < 4; ++k)
+          buf[(i * 5 + j) * 4 + k] = *(const double*)((const char*)info.data + i * info.strides[0] +
+                                                       j * info.strides[1] + k * info.strides[2]);
+  }
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 5; ++j)
+      for (int64_t k = 0; k < 4; ++k)
+        if (buf[(i * 5 + j) * 4 + k] != value(from_side, gen, i, j, k))
+          fail_msg("side %d at (%d,%d,%d): %g, expected %g", side, (int)i, (int)j, (int)k,
+                   buf[(i * 5 + j) * 4 + k], value(from_side, gen, i, j, k));
 }
 
 static void run_exhaustive(const char* preset, int use_view) {
@@ -298,6 +354,8 @@ static void on_release(void* user) { *(int*)user += 1; }
 
 static void wrapped_pair_different_layouts(void** state) {
   (void)state;
+  /* The caller's "device" array here is host memory: only meaningful on the emulated device. */
+  if (!host_addressable_device()) skip();
   const int64_t c_strides[3] = {5 * 4 * 8, 4 * 8, 8};
   const int64_t f_strides[3] = {8, 6 * 8, 6 * 5 * 8};
   for (int64_t i = 0; i < 6; ++i)
@@ -339,7 +397,7 @@ static void errors(void** state) {
   assert_non_null(strstr(gtstorage_last_error(), "flags"));
   assert_int_equal(gtstorage_acquire(h, 5), GTSTORAGE_ERROR_INVALID_ARGUMENT);
   assert_non_null(strstr(gtstorage_last_error(), "side"));
-  assert_int_equal(gtstorage_set_device_backend("emulated"), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(gtstorage_set_device_backend(backend), GTSTORAGE_ERROR_INVALID_ARGUMENT);
   OK(gtstorage_release(h));
   assert_int_equal(gtstorage_set_device_backend("no-such"), GTSTORAGE_ERROR_INVALID_ARGUMENT);
   print_message("%s\n", gtstorage_last_error());
@@ -385,7 +443,7 @@ static void no_driver(void** state) {
       OK(gtstorage_release(h));
     }
   }
-  OK(gtstorage_set_device_backend("emulated"));
+  OK(gtstorage_set_device_backend(backend));
 }
 
 static int check_no_leaks(void** state) {
@@ -395,7 +453,17 @@ static int check_no_leaks(void** state) {
   return (s.live_handles == 0 && s.live_buffers == 0 && s.device_bytes == 0) ? 0 : -1;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc > 1) backend = argv[1];
+  if (strcmp(backend, "emulated") != 0) {
+    int32_t n = 0;
+    if (gtstorage_set_device_backend(backend) != GTSTORAGE_OK ||
+        gtstorage_device_count(&n) != GTSTORAGE_OK || n == 0) {
+      printf("sync_state_machine: no usable '%s' device (%s): skipped\n", backend,
+             gtstorage_last_error());
+      return 77;
+    }
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(exhaustive_from_base, check_no_leaks),
       cmocka_unit_test_teardown(exhaustive_from_view, check_no_leaks),
