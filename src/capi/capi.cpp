@@ -453,7 +453,7 @@ int gtstorage_get_stats(gtstorage_stats* out) {
   return guarded([&] {
     check_struct(out, "out");
     const gts::global_stats& s = gts::stats();
-    out->live_handles = s.live_handles.load();
+    out->live_handles = table().live();
     out->live_buffers = s.live_buffers.load();
     out->host_bytes = s.host_bytes.load();
     out->device_bytes = s.device_bytes.load();

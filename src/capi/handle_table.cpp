@@ -46,25 +46,30 @@ uint64_t handle_table::insert(std::unique_ptr<storage> obj) {
       if (i >= max_chunks * chunk_size) {
         fail(error_kind::out_of_memory, "handle table full (" + std::to_string(i) + " live handles)");
       }
+      free_.reserve(i + 1);  // release() must not allocate; first, so a throw changes nothing
       if ((i & (chunk_size - 1)) == 0) {
         chunks_[i >> chunk_bits].store(new slot[chunk_size], std::memory_order_release);
       }
-      free_.reserve(i + 1);  // release() must not allocate
       used_.store(i + 1, std::memory_order_release);
     }
+    ++live_;
   }
   slot& s = chunks_[i >> chunk_bits].load(std::memory_order_acquire)[i & (chunk_size - 1)];
   s.object.store(obj.release(), std::memory_order_relaxed);
   s.refs.store(1, std::memory_order_relaxed);
   const uint32_t gen = s.generation.load(std::memory_order_relaxed) + 1;  // even -> odd: live
   s.generation.store(gen, std::memory_order_release);
-  stats().live_handles.fetch_add(1, std::memory_order_relaxed);
   return (static_cast<uint64_t>(gen) << 32) | (i + 1);
 }
 
 storage& handle_table::get(uint64_t h) const { return *find(h)->object.load(std::memory_order_acquire); }
 
 void handle_table::retain(uint64_t h) { find(h)->refs.fetch_add(1, std::memory_order_relaxed); }
+
+int64_t handle_table::live() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return live_;
+}
 
 int64_t handle_table::refcount(uint64_t h) const { return find(h)->refs.load(std::memory_order_relaxed); }
 
@@ -78,9 +83,9 @@ void handle_table::release(uint64_t h) {
     bad_handle(h, "was already released (stale handle)");
   }
   storage* obj = s->object.exchange(nullptr, std::memory_order_acq_rel);
-  stats().live_handles.fetch_sub(1, std::memory_order_relaxed);
   {
     const std::lock_guard<std::mutex> lock(mutex_);
+    --live_;
     free_.push_back(static_cast<uint32_t>((h & 0xffffffffu) - 1));
   }
   delete obj;

@@ -26,6 +26,8 @@ class handle_table {
   /// Drops one reference; at zero the storage is destroyed.
   void release(uint64_t h);
   int64_t refcount(uint64_t h) const;
+  /// Handles issued and not yet released.
+  int64_t live() const;
 
  private:
   static constexpr uint32_t chunk_bits = 12;
@@ -42,8 +44,9 @@ class handle_table {
 
   std::atomic<slot*> chunks_[max_chunks] = {};
   std::atomic<uint32_t> used_{0};
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<uint32_t> free_;
+  int64_t live_ = 0;  // guarded by mutex_ (taken anyway to issue and retire slots)
 };
 
 }  // namespace gts

@@ -30,7 +30,6 @@ struct transfer_counters {
 };
 
 struct global_stats {
-  std::atomic<int64_t> live_handles{0};
   std::atomic<int64_t> live_buffers{0};
   std::atomic<int64_t> host_bytes{0};
   std::atomic<int64_t> device_bytes{0};

@@ -345,8 +345,9 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     }
   }
 
-  auto st = std::make_unique<storage>();
-  st->buffers = buffers;
+  auto st = std::unique_ptr<storage>(new storage);  // default-init: arrays filled below
+  st->buffers = std::move(buffers);
+  buffer_set* const bs = st->buffers.get();
   st->ndim = plan.ndim;
   st->type = plan.type;
   st->readonly = false;
@@ -357,9 +358,9 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     st->aligned_index[d] = plan.aligned_index[d];
   }
   for (side s : {side::host, side::device}) {
-    if (buffers->get(s).present()) {
+    if (bs->get(s).present()) {
       for (int d = 0; d < plan.ndim; ++d) st->strides[idx(s)][d] = plan.strides[d];
-      st->data[idx(s)] = buffers->get(s).full.data;
+      st->data[idx(s)] = bs->get(s).full.data;
     }
   }
 
@@ -367,8 +368,8 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   // the first device use transfers once), else on the device.
   const side init_side = need_host || managed == managed_kind::unified ? side::host : side::device;
   const bool host_side = host_accessible(*st, init_side);
-  const side_buffer& ib = buffers->get(init_side);
-  device::backend* be = buffers->backend;
+  const side_buffer& ib = bs->get(init_side);
+  device::backend* be = bs->backend;
   auto fill_with = [&](const strided_array& target, const void* value) {
     if (host_side && managed != managed_kind::unified) {
       kernels::fill(target, value);
@@ -398,11 +399,11 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
       break;
     }
     case 4:
-      copy_arrays(ib.full, host_side, *req.source, true, 0, buffers->backend);
+      copy_arrays(ib.full, host_side, *req.source, true, 0, bs->backend);
       break;
     default: break;
   }
-  if (req.init != 0 && buffers->mirrored()) buffers->sync(op_set_host_modified, false, 0, true);
+  if (req.init != 0 && bs->mirrored()) bs->sync(op_set_host_modified, false, 0, true);
   st->readonly = req.readonly;
   // The planned layout, not one re-derived from strides: they tie for extent-1 dims.
   st->finalize(&plan.layout);
@@ -420,7 +421,7 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
   if (req.sync_state < 0 || req.sync_state > 2) {
     fail_arg("sync_state", std::to_string(req.sync_state) + " is not a gtstorage_sync_state (0 … 2)");
   }
-  auto st = std::make_unique<storage>();
+  auto st = std::unique_ptr<storage>(new storage);
   const int n = req.ndim;
   st->ndim = n;
   st->type = parse_dtype(req.dtype);
