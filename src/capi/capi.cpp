@@ -41,8 +41,7 @@ void check_side(int32_t side) {
   }
 }
 
-gts::plan_request plan_request_of(const gtstorage_create_options* o) {
-  gts::plan_request r;
+void fill_plan_request(const gtstorage_create_options* o, gts::plan_request& r) {
   r.ndim = static_cast<int>(std::min<uint32_t>(o->ndim, 1u << 30));
   r.shape = o->shape;
   r.dtype = o->dtype;
@@ -52,6 +51,11 @@ gts::plan_request plan_request_of(const gtstorage_create_options* o) {
   r.halo = o->halo;
   r.aligned_index = o->aligned_index;
   r.alignment_bytes = o->alignment_bytes;
+}
+
+gts::plan_request plan_request_of(const gtstorage_create_options* o) {
+  gts::plan_request r;
+  fill_plan_request(o, r);
   return r;
 }
 
@@ -116,7 +120,7 @@ int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* 
     check_struct(options, "options");
     check_out(out, "out");
     gts::create_request req;
-    req.plan = plan_request_of(options);
+    fill_plan_request(options, req.plan);  // in place: a struct copy here stalled on store forwarding
     req.init = options->init;
     req.device = options->device;
     req.device_id = options->device_id;

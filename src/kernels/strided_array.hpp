@@ -10,11 +10,13 @@ namespace gts {
 
 inline constexpr int max_ndim = 16;  // == GTSTORAGE_MAX_NDIM
 
+// shape/strides are meaningful for [0, ndim) only and deliberately not cleared beyond: every
+// storage carries two of these, and clearing them showed up in the small-create profile.
 struct strided_array {
   std::byte* data = nullptr;  ///< Address of element (0, …, 0).
   int ndim = 0;
-  int64_t shape[max_ndim] = {};    ///< Extents in elements.
-  int64_t strides[max_ndim] = {};  ///< Strides in bytes, may be negative.
+  int64_t shape[max_ndim];    ///< Extents in elements.
+  int64_t strides[max_ndim];  ///< Strides in bytes, may be negative.
   dtype type{};
 
   [[nodiscard]] int64_t size() const {

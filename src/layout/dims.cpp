@@ -49,19 +49,26 @@ dim_label make_label(const std::string& token, const char* text) {
 
 }  // namespace
 
-dim_labels parse_dims(const char* text, int ndim) {
-  dim_labels labels{};
-  if (text == nullptr) {
-    for (int d = 0; d < ndim; ++d) {
+// GT4Py's default labels for every ndim, built once: "IJK"[:ndim], then "0", "1", ….
+const dim_labels& default_dims() {
+  static const dim_labels labels = [] {
+    dim_labels l{};
+    for (int d = 0; d < max_ndim; ++d) {
       if (d < 3) {
-        labels[d][0] = "IJK"[d];
+        l[d][0] = "IJK"[d];
       } else {
         const std::string s = std::to_string(d - 3);
-        std::memcpy(labels[d].data(), s.c_str(), s.size() + 1);
+        std::memcpy(l[d].data(), s.c_str(), s.size() + 1);
       }
     }
-    return labels;
-  }
+    return l;
+  }();
+  return labels;
+}
+
+dim_labels parse_dims(const char* text, int ndim) {
+  if (text == nullptr) return default_dims();  // entries past ndim are ignored by every reader
+  dim_labels labels{};
   const bool comma_separated = std::strchr(text, ',') != nullptr;
   int count = 0;
   auto push = [&](const std::string& token) {

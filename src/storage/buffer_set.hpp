@@ -36,7 +36,7 @@ struct side_buffer {
   int dl_device_id = 0;
   /// The whole root array on this side (element (0, …, 0) of the storage as created): syncs
   /// always move the whole buffer, whichever view asked.
-  strided_array full{};
+  strided_array full;  // not value-initialized: that would clear its unused dimensions
   /// The root array covers [base, base + bytes) exactly, padding included, so the whole side can
   /// move as one contiguous copy.
   bool dense_allocation = false;

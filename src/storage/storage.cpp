@@ -20,8 +20,7 @@ constexpr int op_acquire_device = 8;
 
 int idx(side s) { return static_cast<int>(s); }
 
-strided_array root_array(std::byte* element0, const allocation_plan& plan) {
-  strided_array a;
+void set_root_array(strided_array& a, std::byte* element0, const allocation_plan& plan) {
   a.data = element0;
   a.ndim = plan.ndim;
   a.type = plan.type;
@@ -29,7 +28,6 @@ strided_array root_array(std::byte* element0, const allocation_plan& plan) {
     a.shape[d] = plan.shape[d];
     a.strides[d] = plan.strides[d];
   }
-  return a;
 }
 
 strided_array bytes_array(std::byte* base, int64_t bytes) {
@@ -321,7 +319,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
       stats().host_bytes.fetch_add(static_cast<int64_t>(h.block.bytes), std::memory_order_relaxed);
     }
     h.bytes = plan.allocation_bytes;
-    h.full = root_array(h.base + plan.byte_offset, plan);
+    set_root_array(h.full, h.base + plan.byte_offset, plan);
     h.dense_allocation = true;
   }
   if (need_device) {
@@ -335,7 +333,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     dv.dl_device_type = buffers->backend->dl_device_type(kind);
     dv.dl_device_id = device_id;
     dv.bytes = plan.allocation_bytes;
-    dv.full = root_array(dv.base + plan.byte_offset, plan);
+    set_root_array(dv.full, dv.base + plan.byte_offset, plan);
     dv.dense_allocation = true;
     stats().device_bytes.fetch_add(plan.allocation_bytes, std::memory_order_relaxed);
     if (managed == managed_kind::unified) {
