@@ -198,7 +198,8 @@ strided_array storage::array(side s) const {
 
 void storage::finalize(const layout_map* planned) {
   for (int k = 0; k < 2; ++k) {
-    layouts[k] = planned != nullptr ? *planned : layout_from_strides(strides[k].data(), ndim);
+    const layout_map l = planned != nullptr ? *planned : layout_from_strides(strides[k].data(), ndim);
+    for (int d = 0; d < ndim; ++d) layouts[k][d] = static_cast<int8_t>(l[d]);
     int64_t expected = type.itemsize;
     bool contiguous = true;
     for (int d = ndim - 1; d >= 0; --d) {
