@@ -33,15 +33,15 @@
 /** @def GTSTORAGE_API
  *  Marks the exported functions (default visibility; dllexport/dllimport on Windows). */
 #if defined(_WIN32)
-#  if defined(GTSTORAGE_BUILDING)
-#    define GTSTORAGE_API __declspec(dllexport)
-#  else
-#    define GTSTORAGE_API __declspec(dllimport)
-#  endif
-#elif defined(__GNUC__)
-#  define GTSTORAGE_API __attribute__((visibility("default")))
+#if defined(GTSTORAGE_BUILDING)
+#define GTSTORAGE_API __declspec(dllexport)
 #else
-#  define GTSTORAGE_API
+#define GTSTORAGE_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
+#define GTSTORAGE_API __attribute__((visibility("default")))
+#else
+#define GTSTORAGE_API
 #endif
 
 #ifdef __cplusplus
@@ -58,14 +58,14 @@ extern "C" {
 #define GTSTORAGE_VERSION_MINOR 0 /**< Incremented when functions or struct fields are added. */
 #define GTSTORAGE_VERSION_PATCH 0 /**< Incremented for fixes. */
 /** Version as one number: MAJOR * 10000 + MINOR * 100 + PATCH. */
-#define GTSTORAGE_VERSION_NUMBER                                                                   \
+#define GTSTORAGE_VERSION_NUMBER \
   (GTSTORAGE_VERSION_MAJOR * 10000 + GTSTORAGE_VERSION_MINOR * 100 + GTSTORAGE_VERSION_PATCH)
 
 /** Runtime version of the loaded library, encoded like #GTSTORAGE_VERSION_NUMBER. */
 GTSTORAGE_API uint32_t gtstorage_version(void);
 
 /** Runtime version as a static string "MAJOR.MINOR.PATCH". Never NULL; do not free. */
-GTSTORAGE_API const char *gtstorage_version_string(void);
+GTSTORAGE_API const char* gtstorage_version_string(void);
 
 /** @} */
 
@@ -90,21 +90,21 @@ GTSTORAGE_API const char *gtstorage_version_string(void);
 
 /** Status returned by every function. Values are fixed forever; new codes are only appended. */
 typedef enum gtstorage_status {
-  GTSTORAGE_OK = 0,                        /**< Success. */
-  GTSTORAGE_ERROR_INVALID_ARGUMENT = -1,   /**< A parameter is NULL, out of range or malformed. */
-  GTSTORAGE_ERROR_INVALID_HANDLE = -2,     /**< Handle never issued, already released, or 0. */
-  GTSTORAGE_ERROR_OUT_OF_MEMORY = -3,      /**< An allocation failed (host or device). */
-  GTSTORAGE_ERROR_OVERFLOW = -4,           /**< A size computation does not fit in 64 bits. */
-  GTSTORAGE_ERROR_NO_SUCH_BUFFER = -5,     /**< The storage has no buffer on the requested side. */
-  GTSTORAGE_ERROR_NO_DEVICE = -6,          /**< No usable device (no driver, no GPU, not built). */
-  GTSTORAGE_ERROR_DEVICE = -7,             /**< The device runtime reported a failure. */
-  GTSTORAGE_ERROR_UNKNOWN_PRESET = -8,     /**< Preset name not registered; message lists names. */
-  GTSTORAGE_ERROR_SHAPE_MISMATCH = -9,     /**< Two storages/buffers of different shape. */
-  GTSTORAGE_ERROR_SYNC_CONFLICT = -10,     /**< Host and device both modified without a sync. */
-  GTSTORAGE_ERROR_READONLY = -11,          /**< Write requested on a read-only storage. */
-  GTSTORAGE_ERROR_UNSUPPORTED = -12,       /**< Valid request this build or storage cannot do. */
-  GTSTORAGE_ERROR_BUFFER_TOO_SMALL = -13,  /**< A caller-provided output buffer is too small. */
-  GTSTORAGE_ERROR_INTERNAL = -99           /**< A bug in gtstorage; please report it. */
+  GTSTORAGE_OK = 0,                       /**< Success. */
+  GTSTORAGE_ERROR_INVALID_ARGUMENT = -1,  /**< A parameter is NULL, out of range or malformed. */
+  GTSTORAGE_ERROR_INVALID_HANDLE = -2,    /**< Handle never issued, already released, or 0. */
+  GTSTORAGE_ERROR_OUT_OF_MEMORY = -3,     /**< An allocation failed (host or device). */
+  GTSTORAGE_ERROR_OVERFLOW = -4,          /**< A size computation does not fit in 64 bits. */
+  GTSTORAGE_ERROR_NO_SUCH_BUFFER = -5,    /**< The storage has no buffer on the requested side. */
+  GTSTORAGE_ERROR_NO_DEVICE = -6,         /**< No usable device (no driver, no GPU, not built). */
+  GTSTORAGE_ERROR_DEVICE = -7,            /**< The device runtime reported a failure. */
+  GTSTORAGE_ERROR_UNKNOWN_PRESET = -8,    /**< Preset name not registered; message lists names. */
+  GTSTORAGE_ERROR_SHAPE_MISMATCH = -9,    /**< Two storages/buffers of different shape. */
+  GTSTORAGE_ERROR_SYNC_CONFLICT = -10,    /**< Host and device both modified without a sync. */
+  GTSTORAGE_ERROR_READONLY = -11,         /**< Write requested on a read-only storage. */
+  GTSTORAGE_ERROR_UNSUPPORTED = -12,      /**< Valid request this build or storage cannot do. */
+  GTSTORAGE_ERROR_BUFFER_TOO_SMALL = -13, /**< A caller-provided output buffer is too small. */
+  GTSTORAGE_ERROR_INTERNAL = -99          /**< A bug in gtstorage; please report it. */
 } gtstorage_status;
 
 /**
@@ -112,10 +112,10 @@ typedef enum gtstorage_status {
  * It names the offending parameter first ("shape: extent -1 of dimension 0 … must be ≥ 1").
  * The string is owned by the library and valid until the next gtstorage call on this thread.
  */
-GTSTORAGE_API const char *gtstorage_last_error(void);
+GTSTORAGE_API const char* gtstorage_last_error(void);
 
 /** Static name of a status code, e.g. "GTSTORAGE_ERROR_INVALID_HANDLE"; never NULL. */
-GTSTORAGE_API const char *gtstorage_status_name(int status);
+GTSTORAGE_API const char* gtstorage_status_name(int status);
 
 /** @} */
 
@@ -148,7 +148,7 @@ GTSTORAGE_API int gtstorage_retain(gtstorage_handle handle);
 GTSTORAGE_API int gtstorage_release(gtstorage_handle handle);
 
 /** Current reference count of @p handle in @p *out_count. */
-GTSTORAGE_API int gtstorage_refcount(gtstorage_handle handle, int64_t *out_count);
+GTSTORAGE_API int gtstorage_refcount(gtstorage_handle handle, int64_t* out_count);
 
 /** @} */
 
@@ -174,10 +174,10 @@ typedef enum gtstorage_device {
 
 /** How host and device copies relate for a GPU storage (GDP-3 `managed`). */
 typedef enum gtstorage_managed {
-  GTSTORAGE_MANAGED_DEFAULT = 0,  /**< NONE for device-only presets. */
-  GTSTORAGE_MANAGED_NONE = 1,     /**< Device buffer only (GDP-3 `managed=False`). */
-  GTSTORAGE_MANAGED_MIRROR = 2,   /**< Host + device, library tracks the modified side. */
-  GTSTORAGE_MANAGED_UNIFIED = 3   /**< One unified-memory buffer (cudaMallocManaged). */
+  GTSTORAGE_MANAGED_DEFAULT = 0, /**< NONE for device-only presets. */
+  GTSTORAGE_MANAGED_NONE = 1,    /**< Device buffer only (GDP-3 `managed=False`). */
+  GTSTORAGE_MANAGED_MIRROR = 2,  /**< Host + device, library tracks the modified side. */
+  GTSTORAGE_MANAGED_UNIFIED = 3  /**< One unified-memory buffer (cudaMallocManaged). */
 } gtstorage_managed;
 
 /** Kind of host memory. */
@@ -194,9 +194,9 @@ typedef enum gtstorage_side {
 
 /** Synchronization state of a host/device pair, shared by every view of the buffers. */
 typedef enum gtstorage_sync_state {
-  GTSTORAGE_SYNC_CLEAN = 0,        /**< Both sides hold the same data (or only one side exists). */
-  GTSTORAGE_SYNC_HOST_DIRTY = 1,   /**< Host was modified since the last sync. */
-  GTSTORAGE_SYNC_DEVICE_DIRTY = 2  /**< Device was modified since the last sync. */
+  GTSTORAGE_SYNC_CLEAN = 0,       /**< Both sides hold the same data (or only one side exists). */
+  GTSTORAGE_SYNC_HOST_DIRTY = 1,  /**< Host was modified since the last sync. */
+  GTSTORAGE_SYNC_DEVICE_DIRTY = 2 /**< Device was modified since the last sync. */
 } gtstorage_sync_state;
 
 /** Operations of gtstorage_sync() (GDP-3's methods plus acquire/touch). */
@@ -221,9 +221,10 @@ typedef enum gtstorage_sync_flags {
 
 /** Layout rule of a preset. */
 typedef enum gtstorage_layout_rule {
-  GTSTORAGE_RULE_BY_DIMS = 0,        /**< GT4Py rule: base ranks of I, J, K by name, data dims outermost. */
-  GTSTORAGE_RULE_C_ORDER = 1,        /**< Positional C order (0, 1, …, n-1) whatever the dims. */
-  GTSTORAGE_RULE_FORTRAN_ORDER = 2   /**< Positional Fortran order (n-1, …, 0) whatever the dims. */
+  GTSTORAGE_RULE_BY_DIMS =
+      0, /**< GT4Py rule: base ranks of I, J, K by name, data dims outermost. */
+  GTSTORAGE_RULE_C_ORDER = 1,      /**< Positional C order (0, 1, …, n-1) whatever the dims. */
+  GTSTORAGE_RULE_FORTRAN_ORDER = 2 /**< Positional Fortran order (n-1, …, 0) whatever the dims. */
 } gtstorage_layout_rule;
 
 /** Unit of a preset's alignment. */
@@ -262,16 +263,17 @@ typedef enum gtstorage_slice_kind {
  * Nothing is owned: the library never frees anything reachable from this struct.
  */
 typedef struct gtstorage_array {
-  uint32_t struct_size;   /**< sizeof(gtstorage_array). */
-  uint32_t ndim;          /**< Number of dimensions, 0 … #GTSTORAGE_MAX_NDIM. */
-  void *data;             /**< Address of element (0, …, 0). May be NULL only if an extent is 0. */
-  const int64_t *shape;   /**< ndim extents in elements. */
-  const int64_t *strides; /**< ndim strides in bytes (may be negative); NULL = C-contiguous. */
-  const char *dtype;      /**< Typestr of the elements; NULL = the storage's dtype. */
+  uint32_t struct_size; /**< sizeof(gtstorage_array). */
+  uint32_t ndim;        /**< Number of dimensions, 0 … #GTSTORAGE_MAX_NDIM. */
+  void* data;           /**< Address of element (0, …, 0). May be NULL only if an extent is 0. */
+  const int64_t* shape; /**< ndim extents in elements. */
+  const int64_t* strides; /**< ndim strides in bytes (may be negative); NULL = C-contiguous. */
+  const char* dtype;      /**< Typestr of the elements; NULL = the storage's dtype. */
 } gtstorage_array;
 
 /** Initializer for ::gtstorage_array. */
-#define GTSTORAGE_ARRAY_INIT {sizeof(gtstorage_array), 0, NULL, NULL, NULL, NULL}
+#define GTSTORAGE_ARRAY_INIT \
+  { sizeof(gtstorage_array), 0, NULL, NULL, NULL, NULL }
 
 /** @} */
 
@@ -279,32 +281,33 @@ typedef struct gtstorage_array {
 /** @name Creating storages */
 /** @{ */
 
-/** Parameters of gtstorage_create() and gtstorage_plan(). Start from #GTSTORAGE_CREATE_OPTIONS_INIT. */
+/** Parameters of gtstorage_create() and gtstorage_plan(). Start from
+ * #GTSTORAGE_CREATE_OPTIONS_INIT. */
 typedef struct gtstorage_create_options {
   uint32_t struct_size; /**< sizeof(gtstorage_create_options). */
   uint32_t ndim;        /**< Number of dimensions, 1 … #GTSTORAGE_MAX_NDIM. */
   /** ndim extents in elements, halo included; each ≥ 1. */
-  const int64_t *shape;
+  const int64_t* shape;
   /** Typestr; NULL = "<f8". */
-  const char *dtype;
+  const char* dtype;
   /**
    * Dims labels: either one character per dimension ("IJK", "KJI", "IJK0") or a comma separated
    * list ("I,J,K,0,1,10"). Labels are I, J, K and data dims "0", "1", …; each at most once.
    * NULL = GT4Py's default: "IJK"[:ndim] for ndim ≤ 3, else I, J, K, "0", "1", ….
    */
-  const char *dims;
+  const char* dims;
   /** Preset name (see gtstorage_preset_count()); NULL = "numpy". */
-  const char *preset;
+  const char* preset;
   /**
    * Explicit layout map (overrides the preset's rule): ndim ranks, a permutation of 0 … ndim-1,
    * where layout[d] is the rank of dimension d in stride order (0 = largest stride,
    * ndim-1 = contiguous). NULL = from the preset.
    */
-  const int32_t *layout;
+  const int32_t* layout;
   /** 2*ndim halo widths in elements: halo[2*d] lower, halo[2*d+1] upper. NULL = no halo. */
-  const int64_t *halo;
+  const int64_t* halo;
   /** ndim indices of the element whose address is aligned. NULL = the lower halo widths. */
-  const int64_t *aligned_index;
+  const int64_t* aligned_index;
   /** Alignment in bytes, overriding the preset; 0 = the preset's. Must be a power of two. */
   int64_t alignment_bytes;
   /** Initial contents, a ::gtstorage_init value. */
@@ -320,25 +323,28 @@ typedef struct gtstorage_create_options {
   /** Non-zero: the storage is read-only (writes through the API fail). */
   int32_t readonly;
   /** With #GTSTORAGE_INIT_VALUE: address of one element of the storage's dtype. */
-  const void *fill_value;
+  const void* fill_value;
   /** With #GTSTORAGE_INIT_COPY: the source; its shape must equal `shape`. */
-  const gtstorage_array *source;
+  const gtstorage_array* source;
 } gtstorage_create_options;
 
 /** Initializer for ::gtstorage_create_options (all defaults, ndim 0 to be set). */
-#define GTSTORAGE_CREATE_OPTIONS_INIT                                                              \
-  {sizeof(gtstorage_create_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0,              \
-   GTSTORAGE_INIT_UNINITIALIZED, GTSTORAGE_DEVICE_DEFAULT, -1, GTSTORAGE_MANAGED_DEFAULT,         \
-   GTSTORAGE_HOST_PAGEABLE, 0, NULL, NULL}
+#define GTSTORAGE_CREATE_OPTIONS_INIT                                                          \
+  {                                                                                            \
+    sizeof(gtstorage_create_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0,          \
+        GTSTORAGE_INIT_UNINITIALIZED, GTSTORAGE_DEVICE_DEFAULT, -1, GTSTORAGE_MANAGED_DEFAULT, \
+        GTSTORAGE_HOST_PAGEABLE, 0, NULL, NULL                                                 \
+  }
 
 /** Resets @p options to the defaults of #GTSTORAGE_CREATE_OPTIONS_INIT (for bindings). */
-GTSTORAGE_API int gtstorage_create_options_init(gtstorage_create_options *options);
+GTSTORAGE_API int gtstorage_create_options_init(gtstorage_create_options* options);
 
 /** Creates a storage; on success @p *out holds a handle with reference count 1. */
-GTSTORAGE_API int gtstorage_create(const gtstorage_create_options *options, gtstorage_handle *out);
+GTSTORAGE_API int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* out);
 
-/** Release callback of gtstorage_wrap(): called once, with `user_data`, after the last reference. */
-typedef void (*gtstorage_release_fn)(void *user_data);
+/** Release callback of gtstorage_wrap(): called once, with `user_data`, after the last reference.
+ */
+typedef void (*gtstorage_release_fn)(void* user_data);
 
 /**
  * Parameters of gtstorage_wrap() (GDP-3 `as_storage`): describe caller-owned memory.
@@ -347,36 +353,38 @@ typedef void (*gtstorage_release_fn)(void *user_data);
 typedef struct gtstorage_wrap_options {
   uint32_t struct_size;   /**< sizeof(gtstorage_wrap_options). */
   uint32_t ndim;          /**< Number of dimensions, 1 … #GTSTORAGE_MAX_NDIM. */
-  void *data;             /**< Host address of element (0, …, 0); NULL if only device_data. */
-  const int64_t *shape;   /**< ndim extents in elements, halo included. */
-  const int64_t *strides; /**< ndim host strides in bytes; NULL = C-contiguous. */
-  const char *dtype;      /**< Typestr; NULL = "<f8". */
-  const char *dims;       /**< As in ::gtstorage_create_options. */
-  const int64_t *halo;    /**< As in ::gtstorage_create_options. */
+  void* data;             /**< Host address of element (0, …, 0); NULL if only device_data. */
+  const int64_t* shape;   /**< ndim extents in elements, halo included. */
+  const int64_t* strides; /**< ndim host strides in bytes; NULL = C-contiguous. */
+  const char* dtype;      /**< Typestr; NULL = "<f8". */
+  const char* dims;       /**< As in ::gtstorage_create_options. */
+  const int64_t* halo;    /**< As in ::gtstorage_create_options. */
   int32_t readonly;       /**< Non-zero: the memory must not be written through gtstorage. */
   int32_t device_id;      /**< Device ordinal of device_data; -1 = current. */
-  gtstorage_release_fn release; /**< Called once after the last reference; may be NULL. */
-  void *user_data;              /**< Passed to `release`. */
-  void *device_data;            /**< Device address of element (0, …, 0), or NULL. */
-  const int64_t *device_strides; /**< Strides of device_data in bytes; NULL = same as host. */
+  gtstorage_release_fn release;  /**< Called once after the last reference; may be NULL. */
+  void* user_data;               /**< Passed to `release`. */
+  void* device_data;             /**< Device address of element (0, …, 0), or NULL. */
+  const int64_t* device_strides; /**< Strides of device_data in bytes; NULL = same as host. */
   int32_t sync_state;            /**< Initial ::gtstorage_sync_state of a host+device pair. */
   int32_t reserved;              /**< Must be 0. */
 } gtstorage_wrap_options;
 
 /** Initializer for ::gtstorage_wrap_options. */
-#define GTSTORAGE_WRAP_OPTIONS_INIT                                                                \
-  {sizeof(gtstorage_wrap_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, -1, NULL, NULL, NULL, \
-   NULL, GTSTORAGE_SYNC_CLEAN, 0}
+#define GTSTORAGE_WRAP_OPTIONS_INIT                                                           \
+  {                                                                                           \
+    sizeof(gtstorage_wrap_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, -1, NULL, NULL, \
+        NULL, NULL, GTSTORAGE_SYNC_CLEAN, 0                                                   \
+  }
 
 /** Resets @p options to the defaults of #GTSTORAGE_WRAP_OPTIONS_INIT (for bindings). */
-GTSTORAGE_API int gtstorage_wrap_options_init(gtstorage_wrap_options *options);
+GTSTORAGE_API int gtstorage_wrap_options_init(gtstorage_wrap_options* options);
 
 /**
  * Wraps caller-owned memory without copying. Strides must be multiples of the item size and
  * must not make two elements overlap (#GTSTORAGE_ERROR_INVALID_ARGUMENT otherwise). The
  * release callback is not called when gtstorage_wrap() fails.
  */
-GTSTORAGE_API int gtstorage_wrap(const gtstorage_wrap_options *options, gtstorage_handle *out);
+GTSTORAGE_API int gtstorage_wrap(const gtstorage_wrap_options* options, gtstorage_handle* out);
 
 /** @} */
 
@@ -386,8 +394,8 @@ GTSTORAGE_API int gtstorage_wrap(const gtstorage_wrap_options *options, gtstorag
 
 /** Result of gtstorage_plan(): how gtstorage_create() lays out a storage. */
 typedef struct gtstorage_plan_info {
-  uint32_t struct_size; /**< sizeof(gtstorage_plan_info), set by the caller. */
-  uint32_t ndim;        /**< Number of dimensions. */
+  uint32_t struct_size;                      /**< sizeof(gtstorage_plan_info), set by the caller. */
+  uint32_t ndim;                             /**< Number of dimensions. */
   int64_t shape[GTSTORAGE_MAX_NDIM];         /**< Extents in elements (halo included). */
   int64_t padded_shape[GTSTORAGE_MAX_NDIM];  /**< Extents after padding the contiguous dim. */
   int64_t strides[GTSTORAGE_MAX_NDIM];       /**< Strides in bytes. */
@@ -395,10 +403,10 @@ typedef struct gtstorage_plan_info {
   int64_t halo[GTSTORAGE_MAX_NDIM][2];       /**< Halo widths (lower, upper) in elements. */
   int64_t aligned_index[GTSTORAGE_MAX_NDIM]; /**< Index of the aligned element. */
   char dims[GTSTORAGE_MAX_NDIM][GTSTORAGE_DIM_LABEL_SIZE]; /**< Dims labels. */
-  char typestr[GTSTORAGE_TYPESTR_SIZE];      /**< Normalized typestr, e.g. "<f8". */
-  char preset[GTSTORAGE_PRESET_NAME_SIZE];   /**< Preset used. */
-  int64_t itemsize;         /**< Bytes per element. */
-  int64_t alignment_bytes;  /**< Effective alignment in bytes. */
+  char typestr[GTSTORAGE_TYPESTR_SIZE];                    /**< Normalized typestr, e.g. "<f8". */
+  char preset[GTSTORAGE_PRESET_NAME_SIZE];                 /**< Preset used. */
+  int64_t itemsize;                                        /**< Bytes per element. */
+  int64_t alignment_bytes;                                 /**< Effective alignment in bytes. */
   int64_t byte_offset;      /**< Offset of element (0, …, 0) from the aligned block start. */
   int64_t padded_bytes;     /**< Bytes spanned by the padded shape. */
   int64_t allocation_bytes; /**< Bytes allocated: byte_offset + padded_bytes. */
@@ -407,7 +415,7 @@ typedef struct gtstorage_plan_info {
 } gtstorage_plan_info;
 
 /** Computes the allocation plan for @p options into @p out; allocates nothing. */
-GTSTORAGE_API int gtstorage_plan(const gtstorage_create_options *options, gtstorage_plan_info *out);
+GTSTORAGE_API int gtstorage_plan(const gtstorage_create_options* options, gtstorage_plan_info* out);
 
 /** @} */
 
@@ -417,32 +425,36 @@ GTSTORAGE_API int gtstorage_plan(const gtstorage_create_options *options, gtstor
 
 /** A preset: alignment, device and layout rule (GT4Py's backend layout info). */
 typedef struct gtstorage_preset_info {
-  uint32_t struct_size;                   /**< sizeof(gtstorage_preset_info). */
-  uint32_t reserved;                      /**< Must be 0. */
-  char name[GTSTORAGE_PRESET_NAME_SIZE];  /**< Name, e.g. "gt:cpu_kfirst". */
-  int64_t alignment;                      /**< Alignment value, ≥ 1, in `alignment_unit`. */
-  int32_t alignment_unit;                 /**< ::gtstorage_alignment_unit. */
-  int32_t device;                         /**< #GTSTORAGE_DEVICE_CPU or #GTSTORAGE_DEVICE_GPU. */
-  int32_t rule;                           /**< ::gtstorage_layout_rule. */
-  int32_t base_layout[3];                 /**< Ranks of I, J, K with RULE_BY_DIMS (0 = slowest). */
+  uint32_t struct_size;                  /**< sizeof(gtstorage_preset_info). */
+  uint32_t reserved;                     /**< Must be 0. */
+  char name[GTSTORAGE_PRESET_NAME_SIZE]; /**< Name, e.g. "gt:cpu_kfirst". */
+  int64_t alignment;                     /**< Alignment value, ≥ 1, in `alignment_unit`. */
+  int32_t alignment_unit;                /**< ::gtstorage_alignment_unit. */
+  int32_t device;                        /**< #GTSTORAGE_DEVICE_CPU or #GTSTORAGE_DEVICE_GPU. */
+  int32_t rule;                          /**< ::gtstorage_layout_rule. */
+  int32_t base_layout[3];                /**< Ranks of I, J, K with RULE_BY_DIMS (0 = slowest). */
 } gtstorage_preset_info;
 
 /** Initializer for ::gtstorage_preset_info. */
-#define GTSTORAGE_PRESET_INFO_INIT                                                                 \
-  {sizeof(gtstorage_preset_info), 0, {0}, 1, GTSTORAGE_ALIGN_ELEMENTS, GTSTORAGE_DEVICE_CPU,       \
-   GTSTORAGE_RULE_BY_DIMS, {0, 1, 2}}
+#define GTSTORAGE_PRESET_INFO_INIT                                                            \
+  {                                                                                           \
+    sizeof(gtstorage_preset_info), 0, {0}, 1, GTSTORAGE_ALIGN_ELEMENTS, GTSTORAGE_DEVICE_CPU, \
+        GTSTORAGE_RULE_BY_DIMS, {                                                             \
+      0, 1, 2                                                                                 \
+    }                                                                                         \
+  }
 
 /** Number of registered presets in @p *out_count. */
-GTSTORAGE_API int gtstorage_preset_count(int32_t *out_count);
+GTSTORAGE_API int gtstorage_preset_count(int32_t* out_count);
 
 /** Preset number @p index (0 … count-1, registration order) into @p out. */
-GTSTORAGE_API int gtstorage_preset_at(int32_t index, gtstorage_preset_info *out);
+GTSTORAGE_API int gtstorage_preset_at(int32_t index, gtstorage_preset_info* out);
 
 /** Preset called @p name into @p out; #GTSTORAGE_ERROR_UNKNOWN_PRESET lists the known names. */
-GTSTORAGE_API int gtstorage_preset_find(const char *name, gtstorage_preset_info *out);
+GTSTORAGE_API int gtstorage_preset_find(const char* name, gtstorage_preset_info* out);
 
 /** Registers (or replaces) a preset at run time. Built-in presets cannot be replaced. */
-GTSTORAGE_API int gtstorage_preset_register(const gtstorage_preset_info *info);
+GTSTORAGE_API int gtstorage_preset_register(const gtstorage_preset_info* info);
 
 /** @} */
 
@@ -453,29 +465,30 @@ GTSTORAGE_API int gtstorage_preset_register(const gtstorage_preset_info *info);
 
 /** One dimension of a slice, Python semantics (negative start/stop count from the end). */
 typedef struct gtstorage_slice_spec {
-  int64_t start; /**< First index, or #GTSTORAGE_SLICE_NONE; the index for SLICE_INDEX. */
-  int64_t stop;  /**< One past the last index, or #GTSTORAGE_SLICE_NONE. */
-  int64_t step;  /**< Non-zero step; ignored for SLICE_INDEX. */
-  int32_t kind;  /**< ::gtstorage_slice_kind. */
+  int64_t start;    /**< First index, or #GTSTORAGE_SLICE_NONE; the index for SLICE_INDEX. */
+  int64_t stop;     /**< One past the last index, or #GTSTORAGE_SLICE_NONE. */
+  int64_t step;     /**< Non-zero step; ignored for SLICE_INDEX. */
+  int32_t kind;     /**< ::gtstorage_slice_kind. */
   int32_t reserved; /**< Must be 0. */
 } gtstorage_slice_spec;
 
 /** Full-range slice of one dimension. */
-#define GTSTORAGE_SLICE_ALL {GTSTORAGE_SLICE_NONE, GTSTORAGE_SLICE_NONE, 1, GTSTORAGE_SLICE_RANGE, 0}
+#define GTSTORAGE_SLICE_ALL \
+  { GTSTORAGE_SLICE_NONE, GTSTORAGE_SLICE_NONE, 1, GTSTORAGE_SLICE_RANGE, 0 }
 
 /**
  * View of @p src sliced by @p nspec specs (nspec must equal the ndim of @p src). Halo widths
  * shrink to what remains inside the view (0 for dims with step ≠ 1).
  */
-GTSTORAGE_API int gtstorage_slice(gtstorage_handle src, const gtstorage_slice_spec *spec,
-                                  uint32_t nspec, gtstorage_handle *out);
+GTSTORAGE_API int gtstorage_slice(gtstorage_handle src, const gtstorage_slice_spec* spec,
+                                  uint32_t nspec, gtstorage_handle* out);
 
 /** View with dimensions permuted: new dim d is old dim perm[d]; nperm = ndim of @p src. */
-GTSTORAGE_API int gtstorage_transpose(gtstorage_handle src, const int32_t *perm, uint32_t nperm,
-                                      gtstorage_handle *out);
+GTSTORAGE_API int gtstorage_transpose(gtstorage_handle src, const int32_t* perm, uint32_t nperm,
+                                      gtstorage_handle* out);
 
 /** View without the halo (GDP-3 `domain_view`): every halo width becomes 0. */
-GTSTORAGE_API int gtstorage_domain_view(gtstorage_handle src, gtstorage_handle *out);
+GTSTORAGE_API int gtstorage_domain_view(gtstorage_handle src, gtstorage_handle* out);
 
 /** @} */
 
@@ -491,7 +504,7 @@ GTSTORAGE_API int gtstorage_domain_view(gtstorage_handle src, gtstorage_handle *
 typedef struct gtstorage_interface_info {
   uint32_t struct_size; /**< sizeof(gtstorage_interface_info), set by the caller. */
   uint32_t ndim;        /**< Number of dimensions of the view. */
-  void *data;           /**< Address of element (0, …, 0) of the view on this side. */
+  void* data;           /**< Address of element (0, …, 0) of the view on this side. */
   int64_t shape[GTSTORAGE_MAX_NDIM];   /**< Extents in elements. */
   int64_t strides[GTSTORAGE_MAX_NDIM]; /**< Strides in bytes (may be negative for views). */
   int32_t layout[GTSTORAGE_MAX_NDIM];  /**< Layout map: rank of each dim by |stride| (0 largest). */
@@ -500,10 +513,10 @@ typedef struct gtstorage_interface_info {
   /** Index of the aligned element within this view, -1 where it lies outside the view. */
   int64_t aligned_index[GTSTORAGE_MAX_NDIM];
   char dims[GTSTORAGE_MAX_NDIM][GTSTORAGE_DIM_LABEL_SIZE]; /**< Dims labels. */
-  char typestr[GTSTORAGE_TYPESTR_SIZE]; /**< Typestr, e.g. "<f8". */
-  int64_t itemsize;         /**< Bytes per element. */
+  char typestr[GTSTORAGE_TYPESTR_SIZE];                    /**< Typestr, e.g. "<f8". */
+  int64_t itemsize;                                        /**< Bytes per element. */
   int64_t nbytes;           /**< Bytes of the view's elements: product(shape) * itemsize. */
-  void *allocation;         /**< Start of the underlying allocation on this side. */
+  void* allocation;         /**< Start of the underlying allocation on this side. */
   int64_t allocation_bytes; /**< Size of the underlying allocation in bytes. */
   int64_t byte_offset;      /**< data - allocation, in bytes. */
   int32_t readonly;         /**< Non-zero if writes are not allowed. */
@@ -520,13 +533,13 @@ typedef struct gtstorage_interface_info {
  * #GTSTORAGE_ERROR_NO_SUCH_BUFFER if the storage has no buffer on that side.
  */
 GTSTORAGE_API int gtstorage_interface(gtstorage_handle handle, int32_t side,
-                                      gtstorage_interface_info *out);
+                                      gtstorage_interface_info* out);
 
 /** Address of element (0, …, 0) of side @p side in @p *out_data (the cheapest query). */
-GTSTORAGE_API int gtstorage_data(gtstorage_handle handle, int32_t side, void **out_data);
+GTSTORAGE_API int gtstorage_data(gtstorage_handle handle, int32_t side, void** out_data);
 
 /** Non-zero in @p *out_has if @p handle has a buffer on @p side. */
-GTSTORAGE_API int gtstorage_has_side(gtstorage_handle handle, int32_t side, int32_t *out_has);
+GTSTORAGE_API int gtstorage_has_side(gtstorage_handle handle, int32_t side, int32_t* out_has);
 
 /** @} */
 
@@ -542,13 +555,13 @@ GTSTORAGE_API int gtstorage_has_side(gtstorage_handle handle, int32_t side, int3
 GTSTORAGE_API int gtstorage_copy(gtstorage_handle dst, gtstorage_handle src);
 
 /** Copies caller memory @p src (equal shape, any strides/dtype) into @p dst. */
-GTSTORAGE_API int gtstorage_copy_from_array(gtstorage_handle dst, const gtstorage_array *src);
+GTSTORAGE_API int gtstorage_copy_from_array(gtstorage_handle dst, const gtstorage_array* src);
 
 /** Copies @p src into caller memory @p dst (equal shape, any strides/dtype). */
-GTSTORAGE_API int gtstorage_copy_to_array(const gtstorage_array *dst, gtstorage_handle src);
+GTSTORAGE_API int gtstorage_copy_to_array(const gtstorage_array* dst, gtstorage_handle src);
 
 /** Sets every element of the view to *@p value (one element of the storage's dtype). */
-GTSTORAGE_API int gtstorage_fill(gtstorage_handle handle, const void *value);
+GTSTORAGE_API int gtstorage_fill(gtstorage_handle handle, const void* value);
 
 /** Sets every element of the view to @p value converted to the storage's dtype. */
 GTSTORAGE_API int gtstorage_fill_double(gtstorage_handle handle, double value);
@@ -569,7 +582,7 @@ GTSTORAGE_API int gtstorage_sync_async(gtstorage_handle handle, int32_t op, uint
                                        uint64_t stream);
 
 /** Current ::gtstorage_sync_state in @p *out_state. */
-GTSTORAGE_API int gtstorage_get_sync_state(gtstorage_handle handle, int32_t *out_state);
+GTSTORAGE_API int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state);
 
 /** Makes @p side current before computing on it (GDP-3 `acquire`). */
 GTSTORAGE_API int gtstorage_acquire(gtstorage_handle handle, int32_t side);
@@ -587,17 +600,17 @@ GTSTORAGE_API int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream)
 /** @{ */
 
 /** Number of usable devices of the active backend in @p *out_count (0 without a driver). */
-GTSTORAGE_API int gtstorage_device_count(int32_t *out_count);
+GTSTORAGE_API int gtstorage_device_count(int32_t* out_count);
 
 /**
  * Selects the device backend: "cuda", "hip", "emulated" or "auto" (also read once from the
  * environment variable GTSTORAGE_DEVICE_BACKEND). Fails with #GTSTORAGE_ERROR_UNSUPPORTED for a
  * backend this build lacks. Only allowed while no device storage is alive.
  */
-GTSTORAGE_API int gtstorage_set_device_backend(const char *name);
+GTSTORAGE_API int gtstorage_set_device_backend(const char* name);
 
 /** Name of the active device backend ("none" if none) in @p buf of @p size bytes. */
-GTSTORAGE_API int gtstorage_get_device_backend(char *buf, size_t size);
+GTSTORAGE_API int gtstorage_get_device_backend(char* buf, size_t size);
 
 /** Sets the library's current device ordinal (default 0) for storages with device_id -1. */
 GTSTORAGE_API int gtstorage_set_device(int32_t device_id);
@@ -611,16 +624,16 @@ GTSTORAGE_API int gtstorage_set_device(int32_t device_id);
 
 /** Library-wide counters. */
 typedef struct gtstorage_stats {
-  uint32_t struct_size;        /**< sizeof(gtstorage_stats), set by the caller. */
-  uint32_t reserved;           /**< Set to 0 by the library. */
-  int64_t live_handles;        /**< Handles (storages and views) not yet released. */
-  int64_t live_buffers;        /**< Buffers (allocations or wrapped memory) still referenced. */
-  int64_t host_bytes;          /**< Host bytes currently allocated by the library. */
-  int64_t device_bytes;        /**< Device bytes currently allocated by the library. */
-  int64_t h2d_count;           /**< Host-to-device transfers since start (or reset). */
-  int64_t h2d_bytes;           /**< Bytes moved host-to-device. */
-  int64_t d2h_count;           /**< Device-to-host transfers. */
-  int64_t d2h_bytes;           /**< Bytes moved device-to-host. */
+  uint32_t struct_size; /**< sizeof(gtstorage_stats), set by the caller. */
+  uint32_t reserved;    /**< Set to 0 by the library. */
+  int64_t live_handles; /**< Handles (storages and views) not yet released. */
+  int64_t live_buffers; /**< Buffers (allocations or wrapped memory) still referenced. */
+  int64_t host_bytes;   /**< Host bytes currently allocated by the library. */
+  int64_t device_bytes; /**< Device bytes currently allocated by the library. */
+  int64_t h2d_count;    /**< Host-to-device transfers since start (or reset). */
+  int64_t h2d_bytes;    /**< Bytes moved host-to-device. */
+  int64_t d2h_count;    /**< Device-to-host transfers. */
+  int64_t d2h_bytes;    /**< Bytes moved device-to-host. */
 } gtstorage_stats;
 
 /** Per-buffer transfer counters of a storage (shared by its views). */
@@ -634,13 +647,14 @@ typedef struct gtstorage_transfer_stats {
 } gtstorage_transfer_stats;
 
 /** Library-wide counters into @p out. */
-GTSTORAGE_API int gtstorage_get_stats(gtstorage_stats *out);
+GTSTORAGE_API int gtstorage_get_stats(gtstorage_stats* out);
 
 /** Resets the global transfer counters (live counts are not counters and are kept). */
 GTSTORAGE_API int gtstorage_reset_transfer_stats(void);
 
 /** Transfer counters of the buffers behind @p handle into @p out. */
-GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle, gtstorage_transfer_stats *out);
+GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle,
+                                               gtstorage_transfer_stats* out);
 
 /** @} */
 
@@ -656,11 +670,11 @@ struct DLManagedTensorVersioned;
 
 /** Exports side @p side of @p handle as a versioned DLPack 1.x tensor in @p *out. */
 GTSTORAGE_API int gtstorage_to_dlpack_versioned(gtstorage_handle handle, int32_t side,
-                                                struct DLManagedTensorVersioned **out);
+                                                struct DLManagedTensorVersioned** out);
 
 /** Exports side @p side of @p handle as a legacy (pre-1.0) DLPack tensor in @p *out. */
 GTSTORAGE_API int gtstorage_to_dlpack(gtstorage_handle handle, int32_t side,
-                                      struct DLManagedTensor **out);
+                                      struct DLManagedTensor** out);
 
 /** @} */
 

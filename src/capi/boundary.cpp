@@ -28,20 +28,34 @@ void clear_error() noexcept {
 
 int status_of(error_kind kind) noexcept {
   switch (kind) {
-    case error_kind::invalid_argument: return GTSTORAGE_ERROR_INVALID_ARGUMENT;
-    case error_kind::invalid_handle: return GTSTORAGE_ERROR_INVALID_HANDLE;
-    case error_kind::out_of_memory: return GTSTORAGE_ERROR_OUT_OF_MEMORY;
-    case error_kind::overflow: return GTSTORAGE_ERROR_OVERFLOW;
-    case error_kind::no_such_buffer: return GTSTORAGE_ERROR_NO_SUCH_BUFFER;
-    case error_kind::no_device: return GTSTORAGE_ERROR_NO_DEVICE;
-    case error_kind::device: return GTSTORAGE_ERROR_DEVICE;
-    case error_kind::unknown_preset: return GTSTORAGE_ERROR_UNKNOWN_PRESET;
-    case error_kind::shape_mismatch: return GTSTORAGE_ERROR_SHAPE_MISMATCH;
-    case error_kind::sync_conflict: return GTSTORAGE_ERROR_SYNC_CONFLICT;
-    case error_kind::readonly: return GTSTORAGE_ERROR_READONLY;
-    case error_kind::unsupported: return GTSTORAGE_ERROR_UNSUPPORTED;
-    case error_kind::buffer_too_small: return GTSTORAGE_ERROR_BUFFER_TOO_SMALL;
-    case error_kind::internal: return GTSTORAGE_ERROR_INTERNAL;
+    case error_kind::invalid_argument:
+      return GTSTORAGE_ERROR_INVALID_ARGUMENT;
+    case error_kind::invalid_handle:
+      return GTSTORAGE_ERROR_INVALID_HANDLE;
+    case error_kind::out_of_memory:
+      return GTSTORAGE_ERROR_OUT_OF_MEMORY;
+    case error_kind::overflow:
+      return GTSTORAGE_ERROR_OVERFLOW;
+    case error_kind::no_such_buffer:
+      return GTSTORAGE_ERROR_NO_SUCH_BUFFER;
+    case error_kind::no_device:
+      return GTSTORAGE_ERROR_NO_DEVICE;
+    case error_kind::device:
+      return GTSTORAGE_ERROR_DEVICE;
+    case error_kind::unknown_preset:
+      return GTSTORAGE_ERROR_UNKNOWN_PRESET;
+    case error_kind::shape_mismatch:
+      return GTSTORAGE_ERROR_SHAPE_MISMATCH;
+    case error_kind::sync_conflict:
+      return GTSTORAGE_ERROR_SYNC_CONFLICT;
+    case error_kind::readonly:
+      return GTSTORAGE_ERROR_READONLY;
+    case error_kind::unsupported:
+      return GTSTORAGE_ERROR_UNSUPPORTED;
+    case error_kind::buffer_too_small:
+      return GTSTORAGE_ERROR_BUFFER_TOO_SMALL;
+    case error_kind::internal:
+      return GTSTORAGE_ERROR_INTERNAL;
   }
   return GTSTORAGE_ERROR_INTERNAL;
 }
@@ -50,26 +64,44 @@ int status_of(error_kind kind) noexcept {
 
 extern "C" {
 
-const char* gtstorage_last_error(void) { return gts::capi::last_message; }
+const char* gtstorage_last_error(void) {
+  return gts::capi::last_message;
+}
 
 const char* gtstorage_status_name(int status) {
   switch (status) {
-    case GTSTORAGE_OK: return "GTSTORAGE_OK";
-    case GTSTORAGE_ERROR_INVALID_ARGUMENT: return "GTSTORAGE_ERROR_INVALID_ARGUMENT";
-    case GTSTORAGE_ERROR_INVALID_HANDLE: return "GTSTORAGE_ERROR_INVALID_HANDLE";
-    case GTSTORAGE_ERROR_OUT_OF_MEMORY: return "GTSTORAGE_ERROR_OUT_OF_MEMORY";
-    case GTSTORAGE_ERROR_OVERFLOW: return "GTSTORAGE_ERROR_OVERFLOW";
-    case GTSTORAGE_ERROR_NO_SUCH_BUFFER: return "GTSTORAGE_ERROR_NO_SUCH_BUFFER";
-    case GTSTORAGE_ERROR_NO_DEVICE: return "GTSTORAGE_ERROR_NO_DEVICE";
-    case GTSTORAGE_ERROR_DEVICE: return "GTSTORAGE_ERROR_DEVICE";
-    case GTSTORAGE_ERROR_UNKNOWN_PRESET: return "GTSTORAGE_ERROR_UNKNOWN_PRESET";
-    case GTSTORAGE_ERROR_SHAPE_MISMATCH: return "GTSTORAGE_ERROR_SHAPE_MISMATCH";
-    case GTSTORAGE_ERROR_SYNC_CONFLICT: return "GTSTORAGE_ERROR_SYNC_CONFLICT";
-    case GTSTORAGE_ERROR_READONLY: return "GTSTORAGE_ERROR_READONLY";
-    case GTSTORAGE_ERROR_UNSUPPORTED: return "GTSTORAGE_ERROR_UNSUPPORTED";
-    case GTSTORAGE_ERROR_BUFFER_TOO_SMALL: return "GTSTORAGE_ERROR_BUFFER_TOO_SMALL";
-    case GTSTORAGE_ERROR_INTERNAL: return "GTSTORAGE_ERROR_INTERNAL";
-    default: return "GTSTORAGE_UNKNOWN_STATUS";
+    case GTSTORAGE_OK:
+      return "GTSTORAGE_OK";
+    case GTSTORAGE_ERROR_INVALID_ARGUMENT:
+      return "GTSTORAGE_ERROR_INVALID_ARGUMENT";
+    case GTSTORAGE_ERROR_INVALID_HANDLE:
+      return "GTSTORAGE_ERROR_INVALID_HANDLE";
+    case GTSTORAGE_ERROR_OUT_OF_MEMORY:
+      return "GTSTORAGE_ERROR_OUT_OF_MEMORY";
+    case GTSTORAGE_ERROR_OVERFLOW:
+      return "GTSTORAGE_ERROR_OVERFLOW";
+    case GTSTORAGE_ERROR_NO_SUCH_BUFFER:
+      return "GTSTORAGE_ERROR_NO_SUCH_BUFFER";
+    case GTSTORAGE_ERROR_NO_DEVICE:
+      return "GTSTORAGE_ERROR_NO_DEVICE";
+    case GTSTORAGE_ERROR_DEVICE:
+      return "GTSTORAGE_ERROR_DEVICE";
+    case GTSTORAGE_ERROR_UNKNOWN_PRESET:
+      return "GTSTORAGE_ERROR_UNKNOWN_PRESET";
+    case GTSTORAGE_ERROR_SHAPE_MISMATCH:
+      return "GTSTORAGE_ERROR_SHAPE_MISMATCH";
+    case GTSTORAGE_ERROR_SYNC_CONFLICT:
+      return "GTSTORAGE_ERROR_SYNC_CONFLICT";
+    case GTSTORAGE_ERROR_READONLY:
+      return "GTSTORAGE_ERROR_READONLY";
+    case GTSTORAGE_ERROR_UNSUPPORTED:
+      return "GTSTORAGE_ERROR_UNSUPPORTED";
+    case GTSTORAGE_ERROR_BUFFER_TOO_SMALL:
+      return "GTSTORAGE_ERROR_BUFFER_TOO_SMALL";
+    case GTSTORAGE_ERROR_INTERNAL:
+      return "GTSTORAGE_ERROR_INTERNAL";
+    default:
+      return "GTSTORAGE_UNKNOWN_STATUS";
   }
 }
 

@@ -28,7 +28,8 @@ int guarded(F&& body) noexcept {
   } catch (const std::bad_alloc&) {
     return set_error(GTSTORAGE_ERROR_OUT_OF_MEMORY, "out of memory");
   } catch (const std::exception& e) {
-    return set_error(GTSTORAGE_ERROR_INTERNAL, (std::string("internal error: ") + e.what()).c_str());
+    return set_error(GTSTORAGE_ERROR_INTERNAL,
+                     (std::string("internal error: ") + e.what()).c_str());
   } catch (...) {
     return set_error(GTSTORAGE_ERROR_INTERNAL, "internal error: unknown exception");
   }

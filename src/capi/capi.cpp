@@ -17,15 +17,17 @@ using gts::capi::guarded;
 
 namespace {
 
-gts::handle_table& table() { return gts::handle_table::instance(); }
+gts::handle_table& table() {
+  return gts::handle_table::instance();
+}
 
 template <class T>
 void check_struct(const T* p, const char* name) {
   if (p == nullptr) gts::fail_arg(name, "must not be NULL");
   if (p->struct_size != sizeof(T)) {
     gts::fail_arg(std::string(name) + ".struct_size",
-                  std::to_string(p->struct_size) + " does not match sizeof = " +
-                      std::to_string(sizeof(T)) +
+                  std::to_string(p->struct_size) +
+                      " does not match sizeof = " + std::to_string(sizeof(T)) +
                       " of this library (initialize the struct with its _INIT macro)");
   }
 }
@@ -75,7 +77,9 @@ void copy_name(char* dst, size_t size, const char* src) {
 
 extern "C" {
 
-uint32_t gtstorage_version(void) { return GTSTORAGE_VERSION_NUMBER; }
+uint32_t gtstorage_version(void) {
+  return GTSTORAGE_VERSION_NUMBER;
+}
 
 const char* gtstorage_version_string(void) {
 #define GTS_STR2(x) #x
@@ -120,7 +124,8 @@ int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* 
     check_struct(options, "options");
     check_out(out, "out");
     gts::create_request req;
-    fill_plan_request(options, req.plan);  // in place: a struct copy here stalled on store forwarding
+    fill_plan_request(options,
+                      req.plan);  // in place: a struct copy here stalled on store forwarding
     req.init = options->init;
     req.device = options->device;
     req.device_id = options->device_id;
@@ -314,7 +319,8 @@ int gtstorage_data(gtstorage_handle handle, int32_t side, void** out_data) {
     check_out(out_data, "out_data");
     check_side(side);
     const gts::storage& s = table().get(handle);
-    if (!s.has(static_cast<gts::side>(side))) gts::capi::fail_no_buffer(s, static_cast<gts::side>(side));
+    if (!s.has(static_cast<gts::side>(side)))
+      gts::capi::fail_no_buffer(s, static_cast<gts::side>(side));
     *out_data = s.data[side];
   });
 }
@@ -365,7 +371,8 @@ int gtstorage_fill_double(gtstorage_handle handle, double value) {
 int gtstorage_sync(gtstorage_handle handle, int32_t op, uint32_t flags) {
   return guarded([&] {
     if ((flags & ~uint32_t(GTSTORAGE_SYNC_FLAG_FORCE)) != 0) {
-      gts::fail_arg("flags", std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
+      gts::fail_arg("flags",
+                    std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
     }
     const gts::storage& s = table().get(handle);
     s.buffers->sync(op, (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, s.stream, true);
@@ -375,7 +382,8 @@ int gtstorage_sync(gtstorage_handle handle, int32_t op, uint32_t flags) {
 int gtstorage_sync_async(gtstorage_handle handle, int32_t op, uint32_t flags, uint64_t stream) {
   return guarded([&] {
     if ((flags & ~uint32_t(GTSTORAGE_SYNC_FLAG_FORCE)) != 0) {
-      gts::fail_arg("flags", std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
+      gts::fail_arg("flags",
+                    std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
     }
     const gts::storage& s = table().get(handle);
     s.buffers->sync(op, (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, stream != 0 ? stream : s.stream,
@@ -394,8 +402,9 @@ int gtstorage_acquire(gtstorage_handle handle, int32_t side) {
   return guarded([&] {
     check_side(side);
     const gts::storage& s = table().get(handle);
-    s.buffers->sync(side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_ACQUIRE_HOST : GTSTORAGE_SYNC_ACQUIRE_DEVICE,
-                    false, s.stream, true);
+    s.buffers->sync(
+        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_ACQUIRE_HOST : GTSTORAGE_SYNC_ACQUIRE_DEVICE,
+        false, s.stream, true);
   });
 }
 
@@ -403,8 +412,9 @@ int gtstorage_touch(gtstorage_handle handle, int32_t side) {
   return guarded([&] {
     check_side(side);
     const gts::storage& s = table().get(handle);
-    s.buffers->sync(side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_TOUCH_HOST : GTSTORAGE_SYNC_TOUCH_DEVICE,
-                    false, s.stream, true);
+    s.buffers->sync(
+        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_TOUCH_HOST : GTSTORAGE_SYNC_TOUCH_DEVICE,
+        false, s.stream, true);
   });
 }
 

@@ -44,7 +44,8 @@ uint64_t handle_table::insert(std::unique_ptr<storage> obj) {
     } else {
       i = used_.load(std::memory_order_relaxed);
       if (i >= max_chunks * chunk_size) {
-        fail(error_kind::out_of_memory, "handle table full (" + std::to_string(i) + " live handles)");
+        fail(error_kind::out_of_memory,
+             "handle table full (" + std::to_string(i) + " live handles)");
       }
       free_.reserve(i + 1);  // release() must not allocate; first, so a throw changes nothing
       if ((i & (chunk_size - 1)) == 0) {
@@ -62,16 +63,22 @@ uint64_t handle_table::insert(std::unique_ptr<storage> obj) {
   return (static_cast<uint64_t>(gen) << 32) | (i + 1);
 }
 
-storage& handle_table::get(uint64_t h) const { return *find(h)->object.load(std::memory_order_acquire); }
+storage& handle_table::get(uint64_t h) const {
+  return *find(h)->object.load(std::memory_order_acquire);
+}
 
-void handle_table::retain(uint64_t h) { find(h)->refs.fetch_add(1, std::memory_order_relaxed); }
+void handle_table::retain(uint64_t h) {
+  find(h)->refs.fetch_add(1, std::memory_order_relaxed);
+}
 
 int64_t handle_table::live() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return live_;
 }
 
-int64_t handle_table::refcount(uint64_t h) const { return find(h)->refs.load(std::memory_order_relaxed); }
+int64_t handle_table::refcount(uint64_t h) const {
+  return find(h)->refs.load(std::memory_order_relaxed);
+}
 
 void handle_table::release(uint64_t h) {
   slot* s = find(h);

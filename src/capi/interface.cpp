@@ -9,9 +9,9 @@ namespace gts::capi {
 
 void fail_no_buffer(const storage& s, side sd) {
   const bool host = sd == side::host;
-  fail(error_kind::no_such_buffer,
-       std::string("side: the storage has no ") + (host ? "host" : "device") + " buffer (it is " +
-           (s.has(side::host) ? "host-only" : "device-only") + ")");
+  fail(error_kind::no_such_buffer, std::string("side: the storage has no ") +
+                                       (host ? "host" : "device") + " buffer (it is " +
+                                       (s.has(side::host) ? "host-only" : "device-only") + ")");
 }
 
 // Hot path (~10 ns budget). ndim is small (typically 3), so the auto-vectorizer's alias checks

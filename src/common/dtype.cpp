@@ -14,12 +14,17 @@ std::string dtype::typestr() const {
 namespace {
 bool valid_size(char kind, int size) {
   switch (kind) {
-    case 'b': return size == 1;
+    case 'b':
+      return size == 1;
     case 'i':
-    case 'u': return size == 1 || size == 2 || size == 4 || size == 8;
-    case 'f': return size == 2 || size == 4 || size == 8;
-    case 'c': return size == 8 || size == 16;
-    default: return false;
+    case 'u':
+      return size == 1 || size == 2 || size == 4 || size == 8;
+    case 'f':
+      return size == 2 || size == 4 || size == 8;
+    case 'c':
+      return size == 8 || size == 16;
+    default:
+      return false;
   }
 }
 }  // namespace

@@ -20,12 +20,23 @@ struct export_context {
 DLDataType dl_dtype(dtype t) {
   DLDataType d{};
   switch (t.kind) {
-    case 'i': d.code = kDLInt; break;
-    case 'u': d.code = kDLUInt; break;
-    case 'f': d.code = kDLFloat; break;
-    case 'c': d.code = kDLComplex; break;
-    case 'b': d.code = kDLBool; break;
-    default: fail(error_kind::internal, "dtype: no DLPack code");
+    case 'i':
+      d.code = kDLInt;
+      break;
+    case 'u':
+      d.code = kDLUInt;
+      break;
+    case 'f':
+      d.code = kDLFloat;
+      break;
+    case 'c':
+      d.code = kDLComplex;
+      break;
+    case 'b':
+      d.code = kDLBool;
+      break;
+    default:
+      fail(error_kind::internal, "dtype: no DLPack code");
   }
   d.bits = static_cast<uint8_t>(t.itemsize * 8);
   d.lanes = 1;

@@ -21,9 +21,10 @@ void check_alignment(int64_t alignment, int64_t itemsize) {
     fail_arg("alignment", std::to_string(alignment) + " bytes is not a positive power of two");
   }
   if (alignment % itemsize != 0 && itemsize % alignment != 0) {
-    fail_arg("alignment", std::to_string(alignment) + " bytes is not compatible with item size " +
-                              std::to_string(itemsize) +
-                              " (one must divide the other: gcd(alignment, itemsize) must be one of them)");
+    fail_arg("alignment",
+             std::to_string(alignment) + " bytes is not compatible with item size " +
+                 std::to_string(itemsize) +
+                 " (one must divide the other: gcd(alignment, itemsize) must be one of them)");
   }
   if (alignment > (int64_t(1) << 30)) {
     fail_arg("alignment", std::to_string(alignment) + " bytes exceeds the maximum of 1 GiB");
@@ -84,10 +85,11 @@ allocation_plan make_plan(const plan_request& req) {
     plan.aligned_index[d] = ai;
   }
 
-  plan.alignment_bytes = req.alignment_bytes != 0 ? req.alignment_bytes
-                                                  : plan.source_preset.alignment_bytes(itemsize);
+  plan.alignment_bytes =
+      req.alignment_bytes != 0 ? req.alignment_bytes : plan.source_preset.alignment_bytes(itemsize);
   if (req.alignment_bytes < 0) {
-    fail_arg("alignment", std::to_string(req.alignment_bytes) + " bytes must be ≥ 0 (0 = preset's)");
+    fail_arg("alignment",
+             std::to_string(req.alignment_bytes) + " bytes must be ≥ 0 (0 = preset's)");
   }
   check_alignment(plan.alignment_bytes, itemsize);
   const int64_t items_per_alignment =

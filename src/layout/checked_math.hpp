@@ -27,6 +27,8 @@ inline int64_t checked_add(int64_t a, int64_t b, const char* what) {
   return r;
 }
 
-constexpr bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+constexpr bool is_power_of_two(int64_t v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
 
 }  // namespace gts

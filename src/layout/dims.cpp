@@ -10,10 +10,14 @@ namespace gts {
 int spatial_axis(const dim_label& label) {
   if (label[1] != '\0') return -1;
   switch (label[0]) {
-    case 'I': return 0;
-    case 'J': return 1;
-    case 'K': return 2;
-    default: return -1;
+    case 'I':
+      return 0;
+    case 'J':
+      return 1;
+    case 'K':
+      return 2;
+    default:
+      return -1;
   }
 }
 
@@ -38,8 +42,7 @@ dim_label make_label(const std::string& token, const char* text) {
                            "; labels are I, J, K and data dims 0, 1, …");
     }
   }
-  if (token.size() > 2 || (token.size() == 2 && token[0] == '0') ||
-      std::stoi(token) >= max_ndim) {
+  if (token.size() > 2 || (token.size() == 2 && token[0] == '0') || std::stoi(token) >= max_ndim) {
     fail_arg("dims", "data dim label '" + token + "'" + shown + " must be 0 … " +
                          std::to_string(max_ndim - 1));
   }
@@ -73,8 +76,8 @@ dim_labels parse_dims(const char* text, int ndim) {
   int count = 0;
   auto push = [&](const std::string& token) {
     if (count >= ndim) {
-      fail_arg("dims", "'" + std::string(text) + "' has more labels than ndim = " +
-                           std::to_string(ndim));
+      fail_arg("dims",
+               "'" + std::string(text) + "' has more labels than ndim = " + std::to_string(ndim));
     }
     labels[count++] = make_label(token, text);
   };
@@ -99,8 +102,8 @@ dim_labels parse_dims(const char* text, int ndim) {
   for (int a = 0; a < ndim; ++a) {
     for (int b = a + 1; b < ndim; ++b) {
       if (labels[a] == labels[b]) {
-        fail_arg("dims", "duplicate label '" + std::string(labels[a].data()) + "' in '" + text +
-                             "'");
+        fail_arg("dims",
+                 "duplicate label '" + std::string(labels[a].data()) + "' in '" + text + "'");
       }
     }
   }

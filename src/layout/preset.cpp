@@ -64,7 +64,8 @@ std::vector<preset>& user_presets() {
 
 std::string known_names() {
   std::string names;
-  for (const preset& p : builtins()) names += std::string(names.empty() ? "" : ", ") + p.name.data();
+  for (const preset& p : builtins())
+    names += std::string(names.empty() ? "" : ", ") + p.name.data();
   const std::lock_guard<std::mutex> lock(user_mutex());
   for (const preset& p : user_presets()) names += std::string(", ") + p.name.data();
   return names;
@@ -106,8 +107,8 @@ preset preset_at(int index) {
 void register_preset(const preset& p) {
   const size_t len = strnlen(p.name.data(), p.name.size());
   if (len == 0 || len >= p.name.size()) {
-    fail_arg("name", "preset name must have 1 … " + std::to_string(p.name.size() - 1) +
-                         " characters");
+    fail_arg("name",
+             "preset name must have 1 … " + std::to_string(p.name.size() - 1) + " characters");
   }
   if (p.alignment < 1 || (p.alignment & (p.alignment - 1)) != 0) {
     fail_arg("alignment", std::to_string(p.alignment) + " must be a power of two ≥ 1");
@@ -133,7 +134,8 @@ void register_preset(const preset& p) {
   }
   for (const preset& b : builtins()) {
     if (std::strcmp(b.name.data(), p.name.data()) == 0) {
-      fail_arg("name", std::string("'") + p.name.data() + "' is a built-in preset and cannot be replaced");
+      fail_arg("name",
+               std::string("'") + p.name.data() + "' is a built-in preset and cannot be replaced");
     }
   }
   preset copy = p;

@@ -10,10 +10,10 @@ namespace gts {
 
 struct host_block {
   void* ptr = nullptr;
-  std::size_t bytes = 0;       ///< Usable bytes starting at ptr.
-  std::size_t alignment = 0;   ///< ptr % alignment == 0.
-  bool fresh_zero = false;     ///< Memory is known to read as zero (fresh anonymous mapping).
-  bool mapped = false;         ///< Came from mmap (freed with munmap).
+  std::size_t bytes = 0;      ///< Usable bytes starting at ptr.
+  std::size_t alignment = 0;  ///< ptr % alignment == 0.
+  bool fresh_zero = false;    ///< Memory is known to read as zero (fresh anonymous mapping).
+  bool mapped = false;        ///< Came from mmap (freed with munmap).
 };
 
 /// Allocates @p bytes aligned to @p alignment (a power of two). Throws gts::error

@@ -12,21 +12,25 @@ global_stats& stats() {
   return s;
 }
 
-buffer_set::buffer_set() { stats().live_buffers.fetch_add(1, std::memory_order_relaxed); }
+buffer_set::buffer_set() {
+  stats().live_buffers.fetch_add(1, std::memory_order_relaxed);
+}
 
 buffer_set::~buffer_set() {
   for (side_buffer* b : {&host, &device}) {
     switch (b->owner) {
       case side_owner::host_block:
         free_host(b->block);
-        stats().host_bytes.fetch_sub(static_cast<int64_t>(b->block.bytes), std::memory_order_relaxed);
+        stats().host_bytes.fetch_sub(static_cast<int64_t>(b->block.bytes),
+                                     std::memory_order_relaxed);
         break;
       case side_owner::backend:
         backend->free(b->base, b->kind, b->device_id);
         (b->kind == device::memory_kind::pinned_host ? stats().host_bytes : stats().device_bytes)
             .fetch_sub(b->bytes, std::memory_order_relaxed);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   if (release != nullptr) release(release_user_data);
@@ -43,8 +47,8 @@ sync_state buffer_set::state() const {
 void buffer_set::copy_side(side to, uint64_t stream) {
   side_buffer& dst = get(to);
   const side_buffer& src = get(to == side::host ? side::device : side::host);
-  const auto dir = to == side::device ? device::direction::host_to_device
-                                      : device::direction::device_to_host;
+  const auto dir =
+      to == side::device ? device::direction::host_to_device : device::direction::device_to_host;
   device::backend& be = *backend;
   int64_t moved = 0;
   bool same_layout = dst.full.ndim == src.full.ndim;
@@ -69,8 +73,16 @@ void buffer_set::copy_side(side to, uint64_t stream) {
 
 void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
   enum : int {
-    host_to_device = 1, device_to_host, synchronize, set_host_modified, set_device_modified,
-    set_synchronized, acquire_host, acquire_device, touch_host, touch_device
+    host_to_device = 1,
+    device_to_host,
+    synchronize,
+    set_host_modified,
+    set_device_modified,
+    set_synchronized,
+    acquire_host,
+    acquire_device,
+    touch_host,
+    touch_device
   };
   if (op < host_to_device || op > touch_device) {
     fail_arg("op", std::to_string(op) + " is not a gtstorage_sync_op (1 … 10)");
@@ -102,9 +114,11 @@ void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
     const sync_state other =
         dirty == sync_state::host_dirty ? sync_state::device_dirty : sync_state::host_dirty;
     if (state_ == other && !force) {
-      fail(error_kind::sync_conflict,
-           std::string("op: ") + name + " while the other side is already marked modified; "
-           "sync first (or pass GTSTORAGE_SYNC_FLAG_FORCE to discard the other side's changes)");
+      fail(
+          error_kind::sync_conflict,
+          std::string("op: ") + name +
+              " while the other side is already marked modified; "
+              "sync first (or pass GTSTORAGE_SYNC_FLAG_FORCE to discard the other side's changes)");
     }
     state_ = dirty;
   };
@@ -116,14 +130,22 @@ void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
       if (state_ == sync_state::device_dirty || force) move_to(side::host);
       break;
     case synchronize:
-      if (state_ == sync_state::host_dirty) move_to(side::device);
-      else if (state_ == sync_state::device_dirty) move_to(side::host);
+      if (state_ == sync_state::host_dirty)
+        move_to(side::device);
+      else if (state_ == sync_state::device_dirty)
+        move_to(side::host);
       break;
     case set_host_modified:
-    case touch_host: mark(sync_state::host_dirty, "set_host_modified"); break;
+    case touch_host:
+      mark(sync_state::host_dirty, "set_host_modified");
+      break;
     case set_device_modified:
-    case touch_device: mark(sync_state::device_dirty, "set_device_modified"); break;
-    case set_synchronized: state_ = sync_state::clean; break;
+    case touch_device:
+      mark(sync_state::device_dirty, "set_device_modified");
+      break;
+    case set_synchronized:
+      state_ = sync_state::clean;
+      break;
     case acquire_host:
       if (state_ == sync_state::device_dirty || (force && state_ == sync_state::clean)) {
         move_to(side::host);
@@ -134,7 +156,8 @@ void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
         move_to(side::device);
       }
       break;
-    default: break;
+    default:
+      break;
   }
 }
 

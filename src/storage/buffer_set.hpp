@@ -18,11 +18,11 @@ enum class side : int32_t { host = 0, device = 1 };
 enum class managed_kind : int32_t { none = 1, mirror = 2, unified = 3 };
 
 enum class side_owner {
-  none,         ///< No buffer on this side.
-  host_block,   ///< Allocated by allocate_host().
-  backend,      ///< Allocated by the device backend (device, unified or pinned memory).
-  alias,        ///< Same memory as the other side (unified memory); freed there.
-  wrapped,      ///< Caller's memory; never freed by us.
+  none,        ///< No buffer on this side.
+  host_block,  ///< Allocated by allocate_host().
+  backend,     ///< Allocated by the device backend (device, unified or pinned memory).
+  alias,       ///< Same memory as the other side (unified memory); freed there.
+  wrapped,     ///< Caller's memory; never freed by us.
 };
 
 struct side_buffer {
@@ -31,8 +31,8 @@ struct side_buffer {
   int64_t bytes = 0;          ///< Size of the allocation (or of the wrapped span).
   host_block block{};         ///< For side_owner::host_block.
   device::memory_kind kind = device::memory_kind::device;  ///< For side_owner::backend.
-  int device_id = 0;          ///< Device ordinal of backend memory.
-  int dl_device_type = 1;     ///< DLPack device type reported for this side.
+  int device_id = 0;                                       ///< Device ordinal of backend memory.
+  int dl_device_type = 1;  ///< DLPack device type reported for this side.
   int dl_device_id = 0;
   /// The whole root array on this side (element (0, …, 0) of the storage as created): syncs
   /// always move the whole buffer, whichever view asked.

@@ -18,7 +18,9 @@ constexpr int op_set_device_modified = 5;
 constexpr int op_acquire_host = 7;
 constexpr int op_acquire_device = 8;
 
-int idx(side s) { return static_cast<int>(s); }
+int idx(side s) {
+  return static_cast<int>(s);
+}
 
 void set_root_array(strided_array& a, std::byte* element0, const allocation_plan& plan) {
   a.data = element0;
@@ -125,7 +127,8 @@ void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& s
       kernels::copy(dst, staged);
     } else {
       strided_array converted = staged;
-      std::vector<std::byte> tmp2(static_cast<size_t>(stride / dev.type.itemsize * dst.type.itemsize));
+      std::vector<std::byte> tmp2(
+          static_cast<size_t>(stride / dev.type.itemsize * dst.type.itemsize));
       int64_t s2 = dst.type.itemsize;
       for (int d = dst.ndim - 1; d >= 0; --d) {
         converted.strides[d] = s2;
@@ -140,7 +143,8 @@ void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& s
   }
 }
 
-void check_same_shape(int ndim_a, const int64_t* a, int ndim_b, const int64_t* b, const char* param) {
+void check_same_shape(int ndim_a, const int64_t* a, int ndim_b, const int64_t* b,
+                      const char* param) {
   bool same = ndim_a == ndim_b;
   for (int d = 0; same && d < ndim_a; ++d) same = a[d] == b[d];
   if (!same) {
@@ -162,8 +166,9 @@ void check_strides(const int64_t* shape, const int64_t* strides, int ndim, int64
   int n = 0;
   for (int d = 0; d < ndim; ++d) {
     if (strides[d] % itemsize != 0) {
-      fail_arg(param, "stride " + std::to_string(strides[d]) + " of dimension " + std::to_string(d) +
-                          " is not a multiple of the item size " + std::to_string(itemsize));
+      fail_arg(param, "stride " + std::to_string(strides[d]) + " of dimension " +
+                          std::to_string(d) + " is not a multiple of the item size " +
+                          std::to_string(itemsize));
     }
     if (shape[d] == 0) return;  // empty: nothing can overlap
     if (shape[d] > 1) order[n++] = d;
@@ -175,8 +180,9 @@ void check_strides(const int64_t* shape, const int64_t* strides, int ndim, int64
     const int d = order[i];
     const int64_t s = std::llabs(strides[d]);
     if (s < reach) {
-      fail_arg(param, "stride " + std::to_string(strides[d]) + " of dimension " + std::to_string(d) +
-                          " makes elements overlap (needs |stride| ≥ " + std::to_string(reach) + ")");
+      fail_arg(param, "stride " + std::to_string(strides[d]) + " of dimension " +
+                          std::to_string(d) + " makes elements overlap (needs |stride| ≥ " +
+                          std::to_string(reach) + ")");
     }
     reach = checked_add(reach, checked_mul(s, shape[d] - 1, param), param);
   }
@@ -198,7 +204,8 @@ strided_array storage::array(side s) const {
 
 void storage::finalize(const layout_map* planned) {
   for (int k = 0; k < 2; ++k) {
-    const layout_map l = planned != nullptr ? *planned : layout_from_strides(strides[k].data(), ndim);
+    const layout_map l =
+        planned != nullptr ? *planned : layout_from_strides(strides[k].data(), ndim);
     for (int d = 0; d < ndim; ++d) layouts[k][d] = static_cast<int8_t>(l[d]);
     int64_t expected = type.itemsize;
     bool contiguous = true;
@@ -228,7 +235,8 @@ strided_array caller_array(void* data, int ndim, const int64_t* shape, const int
                            const char* dtype_str, dtype fallback, const char* param) {
   const std::string p(param);
   if (ndim < 0 || ndim > max_ndim) {
-    fail_arg(p + ".ndim", std::to_string(ndim) + " is out of range 0 … " + std::to_string(max_ndim));
+    fail_arg(p + ".ndim",
+             std::to_string(ndim) + " is out of range 0 … " + std::to_string(max_ndim));
   }
   if (shape == nullptr && ndim > 0) fail_arg(p + ".shape", "must not be NULL");
   strided_array a;
@@ -246,7 +254,8 @@ strided_array caller_array(void* data, int ndim, const int64_t* shape, const int
     stride = checked_mul(stride, std::max<int64_t>(shape[d], 1), (p + ".shape").c_str());
     empty = empty || shape[d] == 0;
   }
-  if (strides != nullptr) check_strides(a.shape, a.strides, ndim, a.type.itemsize, (p + ".strides").c_str());
+  if (strides != nullptr)
+    check_strides(a.shape, a.strides, ndim, a.type.itemsize, (p + ".strides").c_str());
   if (data == nullptr && !empty) fail_arg(p + ".data", "must not be NULL");
   a.data = static_cast<std::byte*>(data);
   return a;
@@ -255,29 +264,36 @@ strided_array caller_array(void* data, int ndim, const int64_t* shape, const int
 std::unique_ptr<storage> storage::create(const create_request& req) {
   const allocation_plan plan = make_plan(req.plan);
   if (req.device < 0 || req.device > 2) {
-    fail_arg("device", std::to_string(req.device) + " is not a gtstorage_device (0 default, 1 CPU, 2 GPU)");
+    fail_arg("device",
+             std::to_string(req.device) + " is not a gtstorage_device (0 default, 1 CPU, 2 GPU)");
   }
   if (req.managed < 0 || req.managed > 3) {
     fail_arg("managed", std::to_string(req.managed) + " is not a gtstorage_managed (0 … 3)");
   }
   if (req.host_memory < 0 || req.host_memory > 1) {
-    fail_arg("host_memory", std::to_string(req.host_memory) + " is not a gtstorage_host_memory (0 pageable, 1 pinned)");
+    fail_arg("host_memory", std::to_string(req.host_memory) +
+                                " is not a gtstorage_host_memory (0 pageable, 1 pinned)");
   }
   if (req.init < 0 || req.init > 4) {
     fail_arg("init", std::to_string(req.init) + " is not a gtstorage_init (0 … 4)");
   }
-  if (req.init == 3 && req.fill_value == nullptr) fail_arg("fill_value", "must not be NULL with GTSTORAGE_INIT_VALUE");
+  if (req.init == 3 && req.fill_value == nullptr)
+    fail_arg("fill_value", "must not be NULL with GTSTORAGE_INIT_VALUE");
   if (req.init == 4) {
     if (req.source == nullptr) fail_arg("source", "must not be NULL with GTSTORAGE_INIT_COPY");
     check_same_shape(plan.ndim, plan.shape.data(), req.source->ndim, req.source->shape, "source");
   }
-  const bool gpu = req.device == 0 ? plan.source_preset.device == device_kind::gpu : req.device == 2;
+  const bool gpu =
+      req.device == 0 ? plan.source_preset.device == device_kind::gpu : req.device == 2;
   managed_kind managed = managed_kind::none;
   if (gpu) {
-    managed = req.managed == 2 ? managed_kind::mirror
-              : req.managed == 3 ? managed_kind::unified : managed_kind::none;
+    managed = req.managed == 2   ? managed_kind::mirror
+              : req.managed == 3 ? managed_kind::unified
+                                 : managed_kind::none;
   } else if (req.managed >= 2) {
-    fail_arg("managed", "a CPU storage cannot be managed (GTSTORAGE_MANAGED_MIRROR/UNIFIED need device = GPU)");
+    fail_arg(
+        "managed",
+        "a CPU storage cannot be managed (GTSTORAGE_MANAGED_MIRROR/UNIFIED need device = GPU)");
   }
   if (req.device_id < -1) fail_arg("device_id", std::to_string(req.device_id) + " must be ≥ -1");
 
@@ -292,7 +308,8 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   if (gpu || req.host_memory == 1) {
     device::backend& be = device::active();
     if (be.device_count() <= 0) {
-      fail(error_kind::no_device, std::string("device: no usable GPU (device backend '") + be.name() +
+      fail(error_kind::no_device, std::string("device: no usable GPU (device backend '") +
+                                      be.name() +
                                       "' reports 0 devices); use a CPU preset or set "
                                       "GTSTORAGE_DEVICE_BACKEND=emulated for testing");
     }
@@ -400,7 +417,8 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     case 4:
       copy_arrays(ib.full, host_side, *req.source, true, 0, bs->backend);
       break;
-    default: break;
+    default:
+      break;
   }
   if (req.init != 0 && bs->mirrored()) bs->sync(op_set_host_modified, false, 0, true);
   st->readonly = req.readonly;
@@ -418,7 +436,8 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     fail_arg("data", "data and device_data must not both be NULL");
   }
   if (req.sync_state < 0 || req.sync_state > 2) {
-    fail_arg("sync_state", std::to_string(req.sync_state) + " is not a gtstorage_sync_state (0 … 2)");
+    fail_arg("sync_state",
+             std::to_string(req.sync_state) + " is not a gtstorage_sync_state (0 … 2)");
   }
   auto st = std::unique_ptr<storage>(new storage);
   const int n = req.ndim;
@@ -434,9 +453,9 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     const int64_t lo = req.halo ? req.halo[2 * d] : 0;
     const int64_t hi = req.halo ? req.halo[2 * d + 1] : 0;
     if (lo < 0 || hi < 0 || lo > st->shape[d] || hi > st->shape[d] - lo) {
-      fail_arg("halo", "widths (" + std::to_string(lo) + ", " + std::to_string(hi) + ") of dimension " +
-                           std::to_string(d) + " must be ≥ 0 and fit in its extent " +
-                           std::to_string(st->shape[d]));
+      fail_arg("halo", "widths (" + std::to_string(lo) + ", " + std::to_string(hi) +
+                           ") of dimension " + std::to_string(d) +
+                           " must be ≥ 0 and fit in its extent " + std::to_string(st->shape[d]));
     }
     st->halo[d] = {lo, hi};
     st->aligned_index[d] = lo < st->shape[d] ? lo : -1;
@@ -465,7 +484,8 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     }
     const int id = req.device_id >= 0 ? req.device_id : device::current_device();
     if (id >= be.device_count()) {
-      fail_arg("device_id", std::to_string(id) + " is out of range 0 … " + std::to_string(be.device_count() - 1));
+      fail_arg("device_id", std::to_string(id) + " is out of range 0 … " +
+                                std::to_string(be.device_count() - 1));
     }
     setup(side::device, req.device_data, req.device_strides, "device_strides");
     buffers->backend = &be;
@@ -490,7 +510,8 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
 std::unique_ptr<storage> storage::slice(const slice_range* ranges, int n) const {
   if (ranges == nullptr) fail_arg("spec", "must not be NULL");
   if (n != ndim) {
-    fail_arg("nspec", std::to_string(n) + " specs given for a storage of ndim " + std::to_string(ndim));
+    fail_arg("nspec",
+             std::to_string(n) + " specs given for a storage of ndim " + std::to_string(ndim));
   }
   auto v = std::make_unique<storage>(*this);
   v->ndim = 0;
@@ -498,12 +519,14 @@ std::unique_ptr<storage> storage::slice(const slice_range* ranges, int n) const 
   for (int d = 0; d < ndim; ++d) {
     const slice_range& r = ranges[d];
     const int64_t extent = shape[d];
-    const std::string where = " of dimension " + std::to_string(d) + " (extent " + std::to_string(extent) + ")";
+    const std::string where =
+        " of dimension " + std::to_string(d) + " (extent " + std::to_string(extent) + ")";
     if (r.index) {
       int64_t i = r.start < 0 ? r.start + extent : r.start;
       if (r.start == INT64_MIN || i < 0 || i >= extent) {
-        fail_arg("spec", "index " + (r.start == INT64_MIN ? std::string("NONE") : std::to_string(r.start)) +
-                             where + " is out of range");
+        fail_arg("spec",
+                 "index " + (r.start == INT64_MIN ? std::string("NONE") : std::to_string(r.start)) +
+                     where + " is out of range");
       }
       for (int s = 0; s < 2; ++s) {
         if (v->data[s]) v->data[s] += i * strides[s][d];
@@ -558,7 +581,8 @@ std::unique_ptr<storage> storage::slice(const slice_range* ranges, int n) const 
 std::unique_ptr<storage> storage::transpose(const int32_t* perm, int n) const {
   if (perm == nullptr) fail_arg("perm", "must not be NULL");
   if (n != ndim) {
-    fail_arg("nperm", std::to_string(n) + " entries given for a storage of ndim " + std::to_string(ndim));
+    fail_arg("nperm",
+             std::to_string(n) + " entries given for a storage of ndim " + std::to_string(ndim));
   }
   bool seen[max_ndim] = {};
   for (int d = 0; d < n; ++d) {

@@ -14,11 +14,11 @@ namespace gts {
 /// What gtstorage_create asks for beyond the plan (already validated enum values).
 struct create_request {
   plan_request plan;
-  int init = 0;               ///< gtstorage_init value.
-  int device = 0;             ///< gtstorage_device value (0 = preset's).
+  int init = 0;    ///< gtstorage_init value.
+  int device = 0;  ///< gtstorage_device value (0 = preset's).
   int device_id = -1;
-  int managed = 0;            ///< gtstorage_managed value (0 = default).
-  int host_memory = 0;        ///< gtstorage_host_memory value.
+  int managed = 0;      ///< gtstorage_managed value (0 = default).
+  int host_memory = 0;  ///< gtstorage_host_memory value.
   bool readonly = false;
   const void* fill_value = nullptr;
   const strided_array* source = nullptr;  ///< For init == copy (host memory).
@@ -55,11 +55,11 @@ class storage {
   int ndim = 0;
   dtype type{};
   extents shape;
-  std::array<extents, 2> strides;          ///< Per side (host, device), bytes.
-  std::array<std::byte*, 2> data{};        ///< Element (0, …, 0) per side (null if absent).
+  std::array<extents, 2> strides;    ///< Per side (host, device), bytes.
+  std::array<std::byte*, 2> data{};  ///< Element (0, …, 0) per side (null if absent).
   dim_labels dims;
   std::array<std::array<int64_t, 2>, max_ndim> halo;
-  extents aligned_index;                   ///< -1 where the aligned element is outside.
+  extents aligned_index;  ///< -1 where the aligned element is outside.
   bool readonly = false;
   uint64_t stream = 0;
 
@@ -67,9 +67,9 @@ class storage {
   /// Per side: rank of each dim by |stride|. Ranks are < 16: int8_t keeps the whole object under
   /// glibc's 1 KiB thread-cache limit, which made small create+release measurably faster.
   std::array<std::array<int8_t, max_ndim>, 2> layouts;
-  std::array<bool, 2> c_contiguous{};      ///< Per side.
-  int64_t nbytes = 0;                      ///< product(shape) * itemsize.
-  std::array<char, 8> typestr{};           ///< NUL-terminated.
+  std::array<bool, 2> c_contiguous{};  ///< Per side.
+  int64_t nbytes = 0;                  ///< product(shape) * itemsize.
+  std::array<char, 8> typestr{};       ///< NUL-terminated.
 
   /// Recomputes the derived fields above from the geometry; @p planned, when given, is the
   /// layout the storage was created with (used instead of ranking the strides).

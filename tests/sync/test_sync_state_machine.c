@@ -1,6 +1,6 @@
 /* Exhaustive test of the GDP-3 sync state machine on a device backend (argv[1], default the
- * emulated device; "cuda" is the GPU suite, which exits 77 = skipped without a GPU): every op from every
- * state, with and without FORCE, issued from the base storage and from a view, with the
+ * emulated device; "cuda" is the GPU suite, which exits 77 = skipped without a GPU): every op from
+ * every state, with and without FORCE, issued from the base storage and from a view, with the
  * transfer counters asserted (no copy when clean, exactly one when dirty) and the data checked:
  * a sync from a view brings the whole buffer current. */
 #include <setjmp.h>
@@ -18,10 +18,10 @@
 enum { CLEAN = 0, HOST_DIRTY = 1, DEVICE_DIRTY = 2 };
 
 /* Asserts success and shows the library's message otherwise. */
-#define OK(call)                                                                                   \
-  do {                                                                                             \
-    const int rc_ = (call);                                                                        \
-    if (rc_ != GTSTORAGE_OK) fail_msg("%s -> %d: %s", #call, rc_, gtstorage_last_error());         \
+#define OK(call)                                                                           \
+  do {                                                                                     \
+    const int rc_ = (call);                                                                \
+    if (rc_ != GTSTORAGE_OK) fail_msg("%s -> %d: %s", #call, rc_, gtstorage_last_error()); \
   } while (0)
 
 typedef struct expectation {
@@ -48,22 +48,29 @@ static expectation model(int op, int s, int force) {
       break;
     case GTSTORAGE_SYNC_SET_HOST_MODIFIED:
     case GTSTORAGE_SYNC_TOUCH_HOST:
-      if (s == DEVICE_DIRTY && !force) e.status = GTSTORAGE_ERROR_SYNC_CONFLICT;
-      else e.state = HOST_DIRTY;
+      if (s == DEVICE_DIRTY && !force)
+        e.status = GTSTORAGE_ERROR_SYNC_CONFLICT;
+      else
+        e.state = HOST_DIRTY;
       break;
     case GTSTORAGE_SYNC_SET_DEVICE_MODIFIED:
     case GTSTORAGE_SYNC_TOUCH_DEVICE:
-      if (s == HOST_DIRTY && !force) e.status = GTSTORAGE_ERROR_SYNC_CONFLICT;
-      else e.state = DEVICE_DIRTY;
+      if (s == HOST_DIRTY && !force)
+        e.status = GTSTORAGE_ERROR_SYNC_CONFLICT;
+      else
+        e.state = DEVICE_DIRTY;
       break;
-    case GTSTORAGE_SYNC_SET_SYNCHRONIZED: e.state = CLEAN; break;
+    case GTSTORAGE_SYNC_SET_SYNCHRONIZED:
+      e.state = CLEAN;
+      break;
     case GTSTORAGE_SYNC_ACQUIRE_HOST:
       if (s == DEVICE_DIRTY || (s == CLEAN && force)) e.state = CLEAN, e.d2h = 1;
       break;
     case GTSTORAGE_SYNC_ACQUIRE_DEVICE:
       if (s == HOST_DIRTY || (s == CLEAN && force)) e.state = CLEAN, e.h2d = 1;
       break;
-    default: break;
+    default:
+      break;
   }
   return e;
 }
@@ -81,7 +88,9 @@ static int setup(void** state) {
 /* Direct access to "device" memory (write_side/check_side) is only possible where the device
  * memory is host-addressable: the emulated device. On a real GPU those checks go through
  * gtstorage_copy_to_array instead. */
-static int host_addressable_device(void) { return strcmp(backend, "emulated") == 0; }
+static int host_addressable_device(void) {
+  return strcmp(backend, "emulated") == 0;
+}
 
 static gtstorage_handle make_mirror(const char* preset, int32_t managed) {
   gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
@@ -99,7 +108,8 @@ static gtstorage_handle make_mirror(const char* preset, int32_t managed) {
 static void force_state(gtstorage_handle h, int s) {
   OK(gtstorage_sync(h, GTSTORAGE_SYNC_SET_SYNCHRONIZED, 0));
   if (s == HOST_DIRTY) assert_int_equal(gtstorage_sync(h, GTSTORAGE_SYNC_SET_HOST_MODIFIED, 0), 0);
-  if (s == DEVICE_DIRTY) assert_int_equal(gtstorage_sync(h, GTSTORAGE_SYNC_SET_DEVICE_MODIFIED, 0), 0);
+  if (s == DEVICE_DIRTY)
+    assert_int_equal(gtstorage_sync(h, GTSTORAGE_SYNC_SET_DEVICE_MODIFIED, 0), 0);
   int32_t got = -1;
   OK(gtstorage_get_sync_state(h, &got));
   assert_int_equal(got, s);
@@ -172,7 +182,7 @@ static void check_side(gtstorage_handle h, int side, int from_side, int gen) {
       for (int64_t j = 0; j < 5; ++j)
         for (int64_t k = 0; k < 4; ++k)
           buf[(i * 5 + j) * 4 + k] = *(const double*)((const char*)info.data + i * info.strides[0] +
-                                                       j * info.strides[1] + k * info.strides[2]);
+                                                      j * info.strides[1] + k * info.strides[2]);
   }
   for (int64_t i = 0; i < 6; ++i)
     for (int64_t j = 0; j < 5; ++j)
@@ -206,7 +216,8 @@ static void run_exhaustive(const char* preset, int use_view) {
         if (rc != GTSTORAGE_OK) assert_non_null(strstr(gtstorage_last_error(), "op"));
         int32_t got = -1;
         OK(gtstorage_get_sync_state(target, &got));
-        if (got != e.state) fail_msg("op %d from %d force %d: state %d, expected %d", op, s, force, got, e.state);
+        if (got != e.state)
+          fail_msg("op %d from %d force %d: state %d, expected %d", op, s, force, got, e.state);
         gtstorage_transfer_stats after = {sizeof after, 0, 0, 0, 0, 0};
         OK(gtstorage_get_transfer_stats(target, &after));
         assert_int_equal(after.h2d_count - before.h2d_count, e.h2d);
@@ -293,7 +304,8 @@ static void device_only_and_descriptors(void** state) {
   assert_int_equal(has, 0);
   gtstorage_interface_info info;
   info.struct_size = sizeof info;
-  assert_int_equal(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info), GTSTORAGE_ERROR_NO_SUCH_BUFFER);
+  assert_int_equal(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info),
+                   GTSTORAGE_ERROR_NO_SUCH_BUFFER);
   assert_non_null(strstr(gtstorage_last_error(), "side"));
   OK(gtstorage_interface(h, GTSTORAGE_SIDE_DEVICE, &info));
   assert_int_equal(info.device_type, GTSTORAGE_DL_CUDA);
@@ -350,7 +362,9 @@ static void unified_and_pinned(void** state) {
 /* as_storage(data, device_data, sync_state): the caller's pair, with different layouts. */
 static double host_mem[6 * 5 * 4], dev_mem[6 * 5 * 4];
 static int released = 0;
-static void on_release(void* user) { *(int*)user += 1; }
+static void on_release(void* user) {
+  *(int*)user += 1;
+}
 
 static void wrapped_pair_different_layouts(void** state) {
   (void)state;
@@ -380,7 +394,8 @@ static void wrapped_pair_different_layouts(void** state) {
   OK(gtstorage_acquire(h, GTSTORAGE_SIDE_DEVICE));
   for (int64_t i = 0; i < 6; ++i)
     for (int64_t j = 0; j < 5; ++j)
-      for (int64_t k = 0; k < 4; ++k) assert_true(dev_mem[i + 6 * j + 30 * k] == value(0, 3, i, j, k));
+      for (int64_t k = 0; k < 4; ++k)
+        assert_true(dev_mem[i + 6 * j + 30 * k] == value(0, 3, i, j, k));
   OK(gtstorage_touch(h, GTSTORAGE_SIDE_DEVICE));
   assert_int_equal(gtstorage_touch(h, GTSTORAGE_SIDE_HOST), GTSTORAGE_ERROR_SYNC_CONFLICT);
   OK(gtstorage_release(h));
