@@ -99,6 +99,7 @@ inline int64_t nt_peel(const std::byte* d, int64_t dsy, int64_t size, int64_t nx
 // are prefetched into L2 a little ahead. GROUP blocks side by side give every destination row
 // GROUP adjacent lines per step: with 8-byte items two lines per row measured 1.2x memcpy
 // against 0.95x for one (512x512x128 float64, 1 thread), with the L2 hint beating L1.
+// NOLINTBEGIN(bugprone-macro-parentheses): BLOCK and STRIPS are template names (BLOCK<NT>).
 #define GTS_STRIPS(NAME, TARGET, BLOCK, SIZE, BX, BY, GROUP)                                       \
   template <bool NT>                                                                               \
   TARGET void NAME(std::byte* d, int64_t dsy, const std::byte* s, int64_t ssx, int64_t x,          \
@@ -138,6 +139,7 @@ inline int64_t nt_peel(const std::byte* d, int64_t dsy, int64_t size, int64_t nx
     transpose_scalar<SIZE>(d, dsy, s, ssx, 0, peel, 0, ny);                                \
     STRIPS<true>(d, dsy, s, ssx, peel, nx, ny);                                            \
   }
+// NOLINTEND(bugprone-macro-parentheses)
 
 // ---------------------------------- SSE2 (every x86-64) -------------------------------------
 // 1- and 2-byte transposes in 8x8 blocks. Eight source rows at a time keeps the lines in use

@@ -98,7 +98,7 @@ allocation_plan make_plan(const plan_request& req) {
   // Only the contiguous dimension is padded, to a multiple of the alignment in elements; every
   // other stride is then a multiple of the alignment, so aligning one element aligns its whole
   // hyperplane.
-  int by_rank[max_ndim];
+  int by_rank[max_ndim] = {};
   for (int d = 0; d < n; ++d) by_rank[plan.layout[d]] = d;
   plan.contiguous_dim = by_rank[n - 1];
   for (int d = 0; d < n; ++d) plan.padded_shape[d] = plan.shape[d];

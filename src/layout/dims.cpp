@@ -38,8 +38,9 @@ dim_label make_label(const std::string& token, const char* text) {
   }
   for (char c : token) {
     if (c < '0' || c > '9') {
-      fail_arg("dims", "unknown label '" + token + "'" + shown +
-                           "; labels are I, J, K and data dims 0, 1, …");
+      std::string what = "unknown label '" + token;
+      what += "'" + shown + "; labels are I, J, K and data dims 0, 1, …";
+      fail_arg("dims", what);
     }
   }
   if (token.size() > 2 || (token.size() == 2 && token[0] == '0') || std::stoi(token) >= max_ndim) {

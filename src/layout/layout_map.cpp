@@ -28,7 +28,7 @@ layout_map layout_for(const preset& p, const dim_labels& dims, int ndim) {
   // ndim ≤ 16, but allocation-free: this runs on every create.
   for (int d = 0; d < ndim; ++d) {
     int rank = 0;
-    for (int e = 0; e < ndim; ++e) rank += key[e] < key[d] || (key[e] == key[d] && e < d);
+    for (int e = 0; e < ndim; ++e) rank += key[e] < key[d] || (e < d && key[e] == key[d]);
     layout[d] = rank;
   }
   return layout;

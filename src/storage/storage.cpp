@@ -206,7 +206,7 @@ void storage::finalize(const layout_map* planned) {
   for (int k = 0; k < 2; ++k) {
     const layout_map l =
         planned != nullptr ? *planned : layout_from_strides(strides[k].data(), ndim);
-    for (int d = 0; d < ndim; ++d) layouts[k][d] = static_cast<int8_t>(l[d]);
+    for (int d = 0; d < ndim; ++d) layouts[k][d] = static_cast<uint8_t>(l[d]);
     int64_t expected = type.itemsize;
     bool contiguous = true;
     for (int d = ndim - 1; d >= 0; --d) {

@@ -64,9 +64,9 @@ class storage {
   uint64_t stream = 0;
 
   // Derived once per view by finalize(), so descriptor queries only copy (they run in ~10 ns).
-  /// Per side: rank of each dim by |stride|. Ranks are < 16: int8_t keeps the whole object under
+  /// Per side: rank of each dim by |stride|. Ranks are < 16: a byte keeps the whole object under
   /// glibc's 1 KiB thread-cache limit, which made small create+release measurably faster.
-  std::array<std::array<int8_t, max_ndim>, 2> layouts;
+  std::array<std::array<uint8_t, max_ndim>, 2> layouts;
   std::array<bool, 2> c_contiguous{};  ///< Per side.
   int64_t nbytes = 0;                  ///< product(shape) * itemsize.
   std::array<char, 8> typestr{};       ///< NUL-terminated.
