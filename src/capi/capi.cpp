@@ -67,6 +67,16 @@ gts::strided_array array_of(const gtstorage_array* a, gts::dtype fallback, const
                            a->shape, a->strides, a->dtype, fallback, name);
 }
 
+// One sync op on the buffers of @p s; stream 0 means the storage's own stream.
+void apply_sync(const gts::storage& s, int32_t op, uint32_t flags, uint64_t stream, bool wait) {
+  if ((flags & ~uint32_t(GTSTORAGE_SYNC_FLAG_FORCE)) != 0) {
+    gts::fail_arg("flags",
+                  std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
+  }
+  s.buffers->sync(op, (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, stream != 0 ? stream : s.stream,
+                  wait);
+}
+
 void copy_name(char* dst, size_t size, const char* src) {
   const size_t n = std::min(std::strlen(src), size - 1);
   std::memcpy(dst, src, n);
@@ -369,26 +379,11 @@ int gtstorage_fill_double(gtstorage_handle handle, double value) {
 }
 
 int gtstorage_sync(gtstorage_handle handle, int32_t op, uint32_t flags) {
-  return guarded([&] {
-    if ((flags & ~uint32_t(GTSTORAGE_SYNC_FLAG_FORCE)) != 0) {
-      gts::fail_arg("flags",
-                    std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
-    }
-    const gts::storage& s = table().get(handle);
-    s.buffers->sync(op, (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, s.stream, true);
-  });
+  return guarded([&] { apply_sync(table().get(handle), op, flags, 0, true); });
 }
 
 int gtstorage_sync_async(gtstorage_handle handle, int32_t op, uint32_t flags, uint64_t stream) {
-  return guarded([&] {
-    if ((flags & ~uint32_t(GTSTORAGE_SYNC_FLAG_FORCE)) != 0) {
-      gts::fail_arg("flags",
-                    std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
-    }
-    const gts::storage& s = table().get(handle);
-    s.buffers->sync(op, (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, stream != 0 ? stream : s.stream,
-                    false);
-  });
+  return guarded([&] { apply_sync(table().get(handle), op, flags, stream, false); });
 }
 
 int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state) {
@@ -401,20 +396,18 @@ int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state) {
 int gtstorage_acquire(gtstorage_handle handle, int32_t side) {
   return guarded([&] {
     check_side(side);
-    const gts::storage& s = table().get(handle);
-    s.buffers->sync(
-        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_ACQUIRE_HOST : GTSTORAGE_SYNC_ACQUIRE_DEVICE,
-        false, s.stream, true);
+    const int op =
+        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_ACQUIRE_HOST : GTSTORAGE_SYNC_ACQUIRE_DEVICE;
+    apply_sync(table().get(handle), op, 0, 0, true);
   });
 }
 
 int gtstorage_touch(gtstorage_handle handle, int32_t side) {
   return guarded([&] {
     check_side(side);
-    const gts::storage& s = table().get(handle);
-    s.buffers->sync(
-        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_TOUCH_HOST : GTSTORAGE_SYNC_TOUCH_DEVICE,
-        false, s.stream, true);
+    const int op =
+        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_TOUCH_HOST : GTSTORAGE_SYNC_TOUCH_DEVICE;
+    apply_sync(table().get(handle), op, 0, 0, true);
   });
 }
 
