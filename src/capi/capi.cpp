@@ -63,8 +63,9 @@ gts::plan_request plan_request_of(const gtstorage_create_options* o) {
 
 gts::strided_array array_of(const gtstorage_array* a, gts::dtype fallback, const char* name) {
   check_struct(a, name);
+  const std::string prefix = std::string(name) + ".";  // messages name "src.shape" etc.
   return gts::caller_array(a->data, static_cast<int>(std::min<uint32_t>(a->ndim, 1u << 30)),
-                           a->shape, a->strides, a->dtype, fallback, name);
+                           a->shape, a->strides, a->dtype, fallback, prefix.c_str());
 }
 
 // One sync op on the buffers of @p s; stream 0 means the storage's own stream.

@@ -40,6 +40,15 @@ buffer_set::~buffer_set() {
   stats().live_buffers.fetch_sub(1, std::memory_order_relaxed);
 }
 
+void buffer_set::wait_pending() {
+  if (!mirrored()) return;  // only mirrored pairs have async transfers (no lock on that path)
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (pending_) {
+    backend->synchronize(pending_stream_);
+    pending_ = false;
+  }
+}
+
 sync_state buffer_set::state() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return state_;
@@ -108,9 +117,24 @@ void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
   if (!mirrored()) return;
 
   const std::lock_guard<std::mutex> lock(mutex_);
+  // A transfer an earlier async sync started must land before this op reads or overwrites it.
+  if (pending_) {
+    backend->synchronize(pending_stream_);
+    pending_ = false;
+  }
   auto move_to = [&](side to) {
+    if (get(to).readonly) {
+      fail(error_kind::readonly, std::string("op: the ") + (to == side::host ? "host" : "device") +
+                                     " side is caller memory wrapped read-only; syncing would "
+                                     "write into it");
+    }
     copy_side(to, stream);
-    if (wait) backend->synchronize(stream);
+    if (wait) {
+      backend->synchronize(stream);
+    } else {
+      pending_ = true;
+      pending_stream_ = stream;
+    }
     state_ = sync_state::clean;
   };
   auto mark = [&](sync_state dirty, const char* name) {

@@ -40,6 +40,8 @@ struct side_buffer {
   /// The root array covers [base, base + bytes) exactly, padding included, so the whole side can
   /// move as one contiguous copy.
   bool dense_allocation = false;
+  /// Caller memory wrapped read-only: a sync must not copy into it.
+  bool readonly = false;
 
   [[nodiscard]] bool present() const { return owner != side_owner::none; }
 };
@@ -73,6 +75,8 @@ class buffer_set {
   }
 
   sync_state state() const;
+  /// Waits for a transfer an async sync left in flight, before anyone touches the data.
+  void wait_pending();
   /// Applies one gtstorage_sync op (the values of gtstorage_sync_op). Thread-safe.
   void sync(int op, bool force, uint64_t stream, bool wait);
 
@@ -80,6 +84,8 @@ class buffer_set {
   void copy_side(side to, uint64_t stream);  // requires lock
   mutable std::mutex mutex_;
   sync_state state_ = sync_state::clean;
+  bool pending_ = false;  // an async transfer may still be running on pending_stream_
+  uint64_t pending_stream_ = 0;
 };
 
 }  // namespace gts

@@ -63,6 +63,7 @@ bool host_accessible(const storage& s, side sd) {
 
 // Side a read of @p s uses: the host unless only the device holds current data.
 side read_side(const storage& s) {
+  s.buffers->wait_pending();
   if (!s.has(side::host)) return side::device;
   if (s.buffers->mirrored() && s.buffers->state() == sync_state::device_dirty) return side::device;
   return side::host;
@@ -72,6 +73,7 @@ side read_side(const storage& s) {
 // so a partial write leaves no stale remainder, and marked modified afterwards by the caller.
 side prepare_write(const storage& s) {
   if (s.readonly) fail(error_kind::readonly, "handle: the storage is read-only");
+  s.buffers->wait_pending();
   const side sd = s.has(side::host) ? side::host : side::device;
   if (s.buffers->mirrored()) {
     s.buffers->sync(sd == side::host ? op_acquire_host : op_acquire_device, false, s.stream, true);
@@ -92,55 +94,87 @@ device::direction direction_of(bool dst_host, bool src_host) {
   return device::direction::device_to_device;
 }
 
+// Counts one host<->device transfer of @p a in the buffer's and the global counters, so copies
+// made by the copy API are as visible as those made by syncs.
+void count_transfer(device::direction dir, const strided_array& a, transfer_counters* counters) {
+  const int64_t bytes = a.size() * a.type.itemsize;
+  if (dir == device::direction::host_to_device) {
+    if (counters != nullptr) counters->add_h2d(bytes);
+    stats().transfers.add_h2d(bytes);
+  } else if (dir == device::direction::device_to_host) {
+    if (counters != nullptr) counters->add_d2h(bytes);
+    stats().transfers.add_d2h(bytes);
+  }
+}
+
+strided_array contiguous_like(const strided_array& a, dtype type,
+                              std::vector<std::byte>& storage_) {
+  strided_array c = a;
+  c.type = type;
+  int64_t stride = type.itemsize;
+  for (int d = a.ndim - 1; d >= 0; --d) {
+    c.strides[d] = stride;
+    stride = checked_mul(stride, std::max<int64_t>(a.shape[d], 1), "shape");
+  }
+  storage_.resize(static_cast<size_t>(stride));
+  c.data = storage_.data();
+  return c;
+}
+
 // Copies between any two arrays where either may be device memory. Host<->host converts
 // dtypes; transfers involving a device go through a host staging array when dtypes differ.
 void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
-                 uint64_t stream, device::backend* backend) {
+                 uint64_t stream, device::backend* backend, transfer_counters* counters) {
   if (dst_host && src_host) {
     kernels::copy(dst, src);
     return;
   }
   device::backend& be = backend != nullptr ? *backend : device::active();
-  if (dst.type == src.type) {
-    be.copy_strided(dst, src, direction_of(dst_host, src_host), stream);
+  auto device_copy = [&](const strided_array& to, const strided_array& from,
+                         device::direction dir) {
+    be.copy_strided(to, from, dir, stream);
     be.synchronize(stream);
+    count_transfer(dir, from, counters);
+  };
+  if (dst.type == src.type) {
+    device_copy(dst, src, direction_of(dst_host, src_host));
     return;
   }
-  // Convert on the host: stage the device-side operand as a C-contiguous host array.
-  const strided_array& dev = src_host ? dst : src;
-  strided_array staged = dev;
-  int64_t stride = dev.type.itemsize;
-  for (int d = dev.ndim - 1; d >= 0; --d) {
-    staged.strides[d] = stride;
-    stride = checked_mul(stride, std::max<int64_t>(dev.shape[d], 1), "shape");
-  }
-  std::vector<std::byte> tmp(static_cast<size_t>(stride));
-  staged.data = tmp.data();
+  // Convert on the host: stage the device-side operand(s) as C-contiguous host arrays.
+  std::vector<std::byte> tmp, tmp2;
   if (src_host) {  // host src -> device dst
+    const strided_array staged = contiguous_like(dst, dst.type, tmp);
     kernels::copy(staged, src);
-    be.copy_strided(dst, staged, device::direction::host_to_device, stream);
-    be.synchronize(stream);
-  } else {
-    be.copy_strided(staged, src, device::direction::device_to_host, stream);
-    be.synchronize(stream);
-    if (dst_host) {
-      kernels::copy(dst, staged);
-    } else {
-      strided_array converted = staged;
-      std::vector<std::byte> tmp2(
-          static_cast<size_t>(stride / dev.type.itemsize * dst.type.itemsize));
-      int64_t s2 = dst.type.itemsize;
-      for (int d = dst.ndim - 1; d >= 0; --d) {
-        converted.strides[d] = s2;
-        s2 *= std::max<int64_t>(dst.shape[d], 1);
-      }
-      converted.type = dst.type;
-      converted.data = tmp2.data();
-      kernels::copy(converted, staged);
-      be.copy_strided(dst, converted, device::direction::host_to_device, stream);
-      be.synchronize(stream);
-    }
+    device_copy(dst, staged, device::direction::host_to_device);
+    return;
   }
+  const strided_array staged = contiguous_like(src, src.type, tmp);
+  device_copy(staged, src, device::direction::device_to_host);
+  if (dst_host) {
+    kernels::copy(dst, staged);
+    return;
+  }
+  const strided_array converted = contiguous_like(dst, dst.type, tmp2);
+  kernels::copy(converted, staged);
+  device_copy(dst, converted, device::direction::host_to_device);
+}
+
+// copy_arrays, but correct when source and destination overlap in one address space (views of
+// one buffer, two wraps of the same memory, a caller array aliasing the storage): the source is
+// then read into a private copy first, as NumPy does.
+void move_elements(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
+                   uint64_t stream, device::backend* backend, transfer_counters* counters) {
+  std::byte *dlo = nullptr, *dhi = nullptr, *slo = nullptr, *shi = nullptr;
+  span_of(dst, dlo, dhi);
+  span_of(src, slo, shi);
+  if (dst_host == src_host && dlo < shi && slo < dhi) {
+    std::vector<std::byte> tmp;
+    const strided_array staged = contiguous_like(src, src.type, tmp);
+    copy_arrays(staged, true, src, src_host, stream, backend, counters);
+    copy_arrays(dst, dst_host, staged, true, stream, backend, counters);
+    return;
+  }
+  copy_arrays(dst, dst_host, src, src_host, stream, backend, counters);
 }
 
 void check_same_shape(int ndim_a, const int64_t* a, int ndim_b, const int64_t* b,
@@ -164,6 +198,11 @@ void check_strides(const int64_t* shape, const int64_t* strides, int ndim, int64
                    const char* param) {
   std::array<int, max_ndim> order{};
   int n = 0;
+  for (int d = 0; d < ndim; ++d) {
+    if (strides[d] == INT64_MIN) {
+      fail_arg(param, "stride of dimension " + std::to_string(d) + " is out of range");
+    }
+  }
   for (int d = 0; d < ndim; ++d) {
     if (strides[d] % itemsize != 0) {
       fail_arg(param, "stride " + std::to_string(strides[d]) + " of dimension " +
@@ -235,28 +274,27 @@ strided_array caller_array(void* data, int ndim, const int64_t* shape, const int
                            const char* dtype_str, dtype fallback, const char* param) {
   const std::string p(param);
   if (ndim < 0 || ndim > max_ndim) {
-    fail_arg(p + ".ndim",
-             std::to_string(ndim) + " is out of range 0 … " + std::to_string(max_ndim));
+    fail_arg(p + "ndim", std::to_string(ndim) + " is out of range 0 … " + std::to_string(max_ndim));
   }
-  if (shape == nullptr && ndim > 0) fail_arg(p + ".shape", "must not be NULL");
+  if (shape == nullptr && ndim > 0) fail_arg(p + "shape", "must not be NULL");
   strided_array a;
   a.ndim = ndim;
-  a.type = dtype_str ? parse_dtype(dtype_str, (p + ".dtype").c_str()) : fallback;
+  a.type = dtype_str ? parse_dtype(dtype_str, (p + "dtype").c_str()) : fallback;
   int64_t stride = a.type.itemsize;
   bool empty = false;
   for (int d = ndim - 1; d >= 0; --d) {
     if (shape[d] < 0) {
-      fail_arg(p + ".shape", "extent " + std::to_string(shape[d]) + " of dimension " +
-                                 std::to_string(d) + " must be ≥ 0");
+      fail_arg(p + "shape", "extent " + std::to_string(shape[d]) + " of dimension " +
+                                std::to_string(d) + " must be ≥ 0");
     }
     a.shape[d] = shape[d];
     a.strides[d] = strides ? strides[d] : stride;
-    stride = checked_mul(stride, std::max<int64_t>(shape[d], 1), (p + ".shape").c_str());
+    stride = checked_mul(stride, std::max<int64_t>(shape[d], 1), (p + "shape").c_str());
     empty = empty || shape[d] == 0;
   }
   if (strides != nullptr)
-    check_strides(a.shape, a.strides, ndim, a.type.itemsize, (p + ".strides").c_str());
-  if (data == nullptr && !empty) fail_arg(p + ".data", "must not be NULL");
+    check_strides(a.shape, a.strides, ndim, a.type.itemsize, (p + "strides").c_str());
+  if (data == nullptr && !empty) fail_arg(p + "data", "must not be NULL");
   a.data = static_cast<std::byte*>(data);
   return a;
 }
@@ -415,7 +453,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
       break;
     }
     case 4:
-      copy_arrays(ib.full, host_side, *req.source, true, 0, bs->backend);
+      move_elements(ib.full, host_side, *req.source, true, 0, bs->backend, &bs->transfers);
       break;
     default:
       break;
@@ -433,7 +471,9 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
   }
   if (req.shape == nullptr) fail_arg("shape", "must not be NULL");
   if (req.data == nullptr && req.device_data == nullptr) {
-    fail_arg("data", "data and device_data must not both be NULL");
+    bool empty = false;
+    for (int d = 0; d < req.ndim; ++d) empty = empty || req.shape[d] == 0;
+    if (!empty) fail_arg("data", "data and device_data must not both be NULL");
   }
   if (req.sync_state < 0 || req.sync_state > 2) {
     fail_arg("sync_state",
@@ -466,6 +506,7 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
                                    nullptr, st->type, param);
     side_buffer& b = buffers->get(s);
     b.owner = side_owner::wrapped;
+    b.readonly = req.readonly;
     b.full = a;
     std::byte *lo = nullptr, *hi = nullptr;
     span_of(a, lo, hi);
@@ -475,7 +516,12 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     st->data[idx(s)] = a.data;
     for (int d = 0; d < n; ++d) st->strides[idx(s)][d] = a.strides[d];
   };
-  if (req.data != nullptr) setup(side::host, req.data, req.strides, "strides");
+  // An empty array may come without any pointer (NumPy, Fortran and CUDA do that): a host side.
+  bool empty = false;
+  for (int d = 0; d < n; ++d) empty = empty || req.shape[d] == 0;
+  if (req.data != nullptr || (req.device_data == nullptr && empty)) {
+    setup(side::host, req.data, req.strides, "");
+  }
   if (req.device_data != nullptr) {
     device::backend& be = device::active();
     if (be.device_count() <= 0) {
@@ -487,7 +533,7 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
       fail_arg("device_id", std::to_string(id) + " is out of range 0 … " +
                                 std::to_string(be.device_count() - 1));
     }
-    setup(side::device, req.device_data, req.device_strides, "device_strides");
+    setup(side::device, req.device_data, req.device_strides, "device_");
     buffers->backend = &be;
     buffers->device.device_id = id;
     buffers->device.dl_device_id = id;
@@ -557,7 +603,14 @@ std::unique_ptr<storage> storage::slice(const slice_range* ranges, int n) const 
     v->dims[o] = dims[d];
     for (int s = 0; s < 2; ++s) {
       if (v->data[s] && len > 0) v->data[s] += start * strides[s][d];
-      v->strides[s][o] = strides[s][d] * step;
+      // stride * step as NumPy; only where it overflows and the extent is at most 1 (so the
+      // stride is never used to address anything) is the original stride kept instead.
+      int64_t strided = 0;
+      if (__builtin_mul_overflow(strides[s][d], step, &strided)) {
+        if (len > 1) fail_arg("spec", "step" + where + " makes the stride overflow");
+        strided = strides[s][d];
+      }
+      v->strides[s][o] = strided;
     }
     if (step == 1) {
       const int64_t lo = std::clamp<int64_t>(halo[d][0] - start, 0, len);
@@ -614,43 +667,27 @@ void storage::copy_from(const storage& src) {
   check_same_shape(ndim, shape.data(), src.ndim, src.shape.data(), "src");
   const side ss = read_side(src);
   const side ds = prepare_write(*this);
-  const strided_array d = array(ds);
-  const strided_array s = src.array(ss);
-  std::byte *dlo, *dhi, *slo, *shi;
-  span_of(d, dlo, dhi);
-  span_of(s, slo, shi);
-  const bool overlap = src.buffers == buffers && ds == ss && dlo < shi && slo < dhi;
-  if (overlap) {
-    // Same memory on both ends: go through a private copy so the result is as if read first.
-    std::vector<std::byte> tmp(static_cast<size_t>(src.size() * src.type.itemsize));
-    strided_array staged = s;
-    int64_t stride = s.type.itemsize;
-    for (int k = s.ndim - 1; k >= 0; --k) {
-      staged.strides[k] = stride;
-      stride *= s.shape[k];
-    }
-    staged.data = tmp.data();
-    copy_arrays(staged, true, s, host_accessible(src, ss), src.stream, src.buffers->backend);
-    copy_arrays(d, host_accessible(*this, ds), staged, true, stream, buffers->backend);
-  } else {
-    // A transfer between two devices' memory goes through the destination's backend.
-    device::backend* be = ds == side::device ? buffers->backend : src.buffers->backend;
-    copy_arrays(d, host_accessible(*this, ds), s, host_accessible(src, ss), stream, be);
-  }
+  const bool dst_host = host_accessible(*this, ds), src_host = host_accessible(src, ss);
+  // A transfer goes through (and is counted by) the device side's buffers.
+  const storage& dev = !dst_host ? *this : src;
+  move_elements(array(ds), dst_host, src.array(ss), src_host, stream, dev.buffers->backend,
+                dst_host && src_host ? nullptr : &dev.buffers->transfers);
   finish_write(*this, ds);
 }
 
 void storage::copy_from_host(const strided_array& src) {
   check_same_shape(ndim, shape.data(), src.ndim, src.shape, "src");
   const side ds = prepare_write(*this);
-  copy_arrays(array(ds), host_accessible(*this, ds), src, true, stream, buffers->backend);
+  move_elements(array(ds), host_accessible(*this, ds), src, true, stream, buffers->backend,
+                &buffers->transfers);
   finish_write(*this, ds);
 }
 
 void storage::copy_to_host(const strided_array& dst) const {
   check_same_shape(ndim, shape.data(), dst.ndim, dst.shape, "dst");
   const side ss = read_side(*this);
-  copy_arrays(dst, true, array(ss), host_accessible(*this, ss), stream, buffers->backend);
+  move_elements(dst, true, array(ss), host_accessible(*this, ss), stream, buffers->backend,
+                &buffers->transfers);
 }
 
 void storage::fill(const void* value) {

@@ -324,3 +324,34 @@ def test_from_handle_borrows_a_reference():
     assert float(t[1, 2, 3]) == 7.0  # t holds its own reference
     with pytest.raises(gs.GTStorageError, match="handle"):
         gs.Storage.from_handle(12345)
+
+
+def test_slices_with_huge_python_integers_match_numpy():
+    import gtstorage as gs
+
+    s = gs.zeros((10,), backend="numpy")
+    ref = np.zeros(10)
+    for key in (slice(None, None, 2**64 + 1), slice(2**64, None), slice(-(2**63), None, -1),
+                slice(-(2**70), 2**70), slice(None, None, -(2**66))):
+        assert s[key].shape == ref[key].shape, key
+
+
+def test_as_storage_keeps_readonly_sources_readonly():
+    import gtstorage as gs
+
+    src = np.frombuffer(bytes(80))  # immutable memory
+    with pytest.raises(ValueError, match="read-only"):
+        gs.as_storage(src, readonly=False)
+    s = gs.as_storage(src)
+    with pytest.raises(Exception):
+        s[...] = 7.0
+    assert not np.frombuffer(bytes(80)).any()
+
+
+def test_setitem_from_own_transpose_is_not_corrupted():
+    import gtstorage as gs
+
+    a = np.arange(64 * 64, dtype=np.float64).reshape(64, 64)
+    s = gs.from_array(a, backend="numpy")
+    s[...] = s.to_numpy().T
+    assert np.array_equal(s.to_numpy(), a.T)

@@ -487,6 +487,9 @@ def as_storage(data=None, device_data=None, *, sync_state=None, dims=_UNSET, dim
             state_obj = None if sync_state.is_bound else sync_state
         else:
             state = SyncState._check(sync_state)
+    # A read-only source stays read-only: readonly=False cannot make immutable memory writable.
+    if readonly is not None and not readonly and ref["readonly"]:
+        raise ValueError("readonly=False was asked for, but the source buffer is read-only")
     ro = bool(readonly) if readonly is not None else bool(ref["readonly"])
     keep = tuple(x for x in (host["array"] if host else None, device_data) if x is not None)
     st = wrap_buffers(

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import ctypes
+import itertools
 import operator
 from typing import Any, Dict, Optional, Tuple
 
@@ -131,6 +132,13 @@ def _has_side(handle: int, side: int) -> bool:
 
 def _tuple(arr, n) -> Tuple[int, ...]:
     return tuple(int(arr[i]) for i in range(n))
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return low if value < low else high if value > high else value
 
 
 def _new_handle(fn, *args, context: str) -> int:
@@ -385,8 +393,13 @@ class Storage:
                 step = 1 if k.step is None else operator.index(k.step)
                 if step == 0:
                     raise ValueError("slice step cannot be zero")
-                start = _capi.SLICE_NONE if k.start is None else operator.index(k.start)
-                stop = _capi.SLICE_NONE if k.stop is None else operator.index(k.stop)
+                # Python integers are unbounded: clamp like CPython's slice handling, so nothing
+                # wraps in the int64 fields and no value collides with the SLICE_NONE sentinel.
+                step = _clamp(step, -_INT64_MAX, _INT64_MAX)
+                start = (_capi.SLICE_NONE if k.start is None
+                         else _clamp(operator.index(k.start), -_INT64_MAX, _INT64_MAX))
+                stop = (_capi.SLICE_NONE if k.stop is None
+                        else _clamp(operator.index(k.stop), -_INT64_MAX, _INT64_MAX))
                 specs.append((start, stop, step, _capi.SLICE_RANGE))
                 continue
             try:
@@ -789,7 +802,7 @@ def _array_desc(arr: np.ndarray):
 
 # Objects kept alive for wrapped storages until the library calls the release callback.
 _wrap_keepalive: Dict[int, Any] = {}
-_wrap_counter = [0]
+_wrap_tokens = itertools.count(1)  # next() is atomic under the GIL; "+= 1" on a list is not
 
 
 def _release_wrapped(user_data) -> None:
@@ -833,8 +846,7 @@ def wrap_buffers(*, data=None, device_data=None, shape, host_strides=None, devic
     opts.sync_state = sync_state
     token = 0
     if keepalive is not None:
-        _wrap_counter[0] += 1
-        token = _wrap_counter[0]
+        token = next(_wrap_tokens)
         _wrap_keepalive[token] = keepalive
         opts.release = _release_callback
         opts.user_data = token
