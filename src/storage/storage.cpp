@@ -42,16 +42,26 @@ strided_array bytes_array(std::byte* base, int64_t bytes) {
   return a;
 }
 
-// Lowest and one-past-highest byte touched by an array (empty arrays touch nothing).
+// Lowest and one-past-highest byte touched by an array (empty arrays touch nothing). Checked:
+// a wrapped geometry whose span does not fit the address space is an overflow error.
 void span_of(const strided_array& a, std::byte*& lo, std::byte*& hi) {
-  int64_t low = 0, high = a.type.itemsize;
   for (int d = 0; d < a.ndim; ++d) {
     if (a.shape[d] == 0) {
       lo = hi = a.data;
       return;
     }
-    const int64_t reach = a.strides[d] * (a.shape[d] - 1);
-    (reach < 0 ? low : high) += reach;
+  }
+  int64_t low = 0, high = a.type.itemsize;
+  for (int d = 0; d < a.ndim; ++d) {
+    const int64_t reach = checked_mul(a.strides[d], a.shape[d] - 1, "strides");
+    int64_t& end = reach < 0 ? low : high;
+    end = checked_add(end, reach, "strides");
+  }
+  const auto base = static_cast<int64_t>(reinterpret_cast<uintptr_t>(a.data));
+  int64_t first = 0, last = 0;
+  if (__builtin_add_overflow(base, low, &first) || __builtin_add_overflow(base, high, &last) ||
+      first < 0) {
+    fail(error_kind::overflow, "strides: the array's span does not fit the address space");
   }
   lo = a.data + low;
   hi = a.data + high;
@@ -125,6 +135,7 @@ strided_array contiguous_like(const strided_array& a, dtype type,
 // dtypes; transfers involving a device go through a host staging array when dtypes differ.
 void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
                  uint64_t stream, device::backend* backend, transfer_counters* counters) {
+  if (src.size() == 0) return;  // nothing to move (and no device call for an empty array)
   if (dst_host && src_host) {
     kernels::copy(dst, src);
     return;

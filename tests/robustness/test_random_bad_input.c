@@ -16,7 +16,7 @@
  * shape and strides describe lies inside memory the test owns; a wrap whose geometry does not
  * fit (huge or negative extents) is only created, described and released, never read or written.
  *
- * Environment: GTSTORAGE_FUZZ_SEED (default 20260101), GTSTORAGE_FUZZ_STEPS (default 200000),
+ * Environment: GTSTORAGE_FUZZ_SEED (default 20260101), GTSTORAGE_FUZZ_STEPS (default 500000),
  * GTSTORAGE_FUZZ_TRACE=1 prints each call before it is made (the last line names the culprit).
  */
 #define _POSIX_C_SOURCE 200809L /* strnlen */
@@ -523,6 +523,7 @@ static void pick_halo(int64_t* halo, const int64_t* shape, uint32_t ndim) {
   }
 }
 
+/* perm has room for GTSTORAGE_MAX_NDIM + 1 entries. */
 static void pick_permutation(int32_t* perm, uint32_t n, int valid) {
   for (uint32_t d = 0; d < GTSTORAGE_MAX_NDIM + 1; ++d) perm[d] = (int32_t)d;
   const uint32_t m = n < GTSTORAGE_MAX_NDIM + 1 ? n : GTSTORAGE_MAX_NDIM + 1;
@@ -648,7 +649,11 @@ static void make_array(gtstorage_array* a, const hrec* r, int64_t* shape, int64_
   if (r != NULL && chance(80)) {
     a->ndim = r->ndim;
     for (uint32_t d = 0; d < GTSTORAGE_MAX_NDIM + 1; ++d) shape[d] = d < r->ndim ? r->shape[d] : 1;
-    if (chance(10) && r->ndim > 0) shape[below(r->ndim)] += chance(50) ? 1 : -1;
+    if (chance(10) && r->ndim > 0) {
+      const uint64_t d = below(r->ndim);
+      shape[d] = (shape[d] < INT64_MAX - 1 && chance(50)) || shape[d] == INT64_MIN ? shape[d] + 1
+                                                                                   : shape[d] - 1;
+    }
   } else {
     a->ndim = chance(90) ? (uint32_t)below(5) : pick_ndim();
     pick_shape(shape, a->ndim, 1);
@@ -1319,7 +1324,9 @@ static void op_presets(void) {
     p.alignment_unit = chance(90) ? (int32_t)below(2) : wild_i32();
     p.device = chance(90) ? 1 + (int32_t)below(2) : wild_i32();
     p.rule = chance(90) ? (int32_t)below(3) : wild_i32();
-    pick_permutation(p.base_layout, 3, 1);
+    int32_t perm[GTSTORAGE_MAX_NDIM + 1];
+    pick_permutation(perm, 3, 1);
+    memcpy(p.base_layout, perm, sizeof p.base_layout);
     if (chance(10)) p.base_layout[below(3)] = wild_i32();
     describe("gtstorage_preset_register(name '%.32s' align %lld unit %d device %d rule %d)", p.name,
              (long long)p.alignment, p.alignment_unit, p.device, p.rule);
@@ -1465,7 +1472,7 @@ static void test_random_bad_input(void** state) {
   const char* env = getenv("GTSTORAGE_FUZZ_SEED");
   g_seed = env && *env ? strtoull(env, NULL, 0) : 20260101ull;
   env = getenv("GTSTORAGE_FUZZ_STEPS");
-  const long steps = env && *env ? strtol(env, NULL, 0) : 200000L;
+  const long steps = env && *env ? strtol(env, NULL, 0) : 500000L;
   env = getenv("GTSTORAGE_FUZZ_TRACE");
   g_trace = env && *env && *env != '0';
   rng_state = g_seed;
