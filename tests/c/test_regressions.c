@@ -171,6 +171,39 @@ static void empty_arrays_wrap_without_pointer(void** state) {
   GTS_EXPECT(gtstorage_wrap(&w, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "data");
 }
 
+/* Fuzzer findings: an empty device-dirty pair copies nothing (it used to size a staging buffer
+ * by max(extent, 1) and run out of memory); a wrapped span beyond the address space is an
+ * overflow error (it used to overflow pointer arithmetic). */
+static void empty_copies_and_huge_spans(void** state) {
+  (void)state;
+  const int64_t shape[2] = {0, (int64_t)1 << 33};
+  double host[1], device[1];
+  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  w.ndim = 2;
+  w.shape = shape;
+  w.data = host;
+  w.device_data = device;
+  w.sync_state = GTSTORAGE_SYNC_DEVICE_DIRTY;
+  gtstorage_handle h = 0;
+  GTS_OK(gtstorage_wrap(&w, &h));
+  float out[1];
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  a.ndim = 2;
+  a.shape = shape;
+  a.data = out;
+  a.dtype = "<f4";
+  GTS_OK(gtstorage_copy_to_array(&a, h));
+  GTS_OK(gtstorage_release(h));
+
+  const int64_t two[1] = {2}, far[1] = {-((int64_t)1 << 62)};
+  gtstorage_wrap_options f = GTSTORAGE_WRAP_OPTIONS_INIT;
+  f.ndim = 1;
+  f.shape = two;
+  f.strides = far;
+  f.data = host;
+  GTS_EXPECT(gtstorage_wrap(&f, &h), GTSTORAGE_ERROR_OVERFLOW, "strides");
+}
+
 static int no_leaks(void** state) {
   (void)state;
   gtstorage_stats s = {sizeof s, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -186,6 +219,7 @@ int main(void) {
       cmocka_unit_test_teardown(int64_min_strides_are_rejected, no_leaks),
       cmocka_unit_test_teardown(copy_api_transfers_are_counted, no_leaks),
       cmocka_unit_test_teardown(empty_arrays_wrap_without_pointer, no_leaks),
+      cmocka_unit_test_teardown(empty_copies_and_huge_spans, no_leaks),
   };
   return cmocka_run_group_tests_name("regressions", tests, use_emulated, NULL);
 }
