@@ -423,10 +423,10 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     st->aligned_index[d] = plan.aligned_index[d];
   }
   for (side s : {side::host, side::device}) {
-    if (bs->get(s).present()) {
-      for (int d = 0; d < plan.ndim; ++d) st->strides[idx(s)][d] = plan.strides[d];
-      st->data[idx(s)] = bs->get(s).full.data;
-    }
+    const bool present = bs->get(s).present();
+    // An absent side gets zero strides (views compute strides for both sides).
+    for (int d = 0; d < plan.ndim; ++d) st->strides[idx(s)][d] = present ? plan.strides[d] : 0;
+    if (present) st->data[idx(s)] = bs->get(s).full.data;
   }
 
   // Initial contents: written on the host when there is one (mirrors then start host-dirty, so
@@ -512,6 +512,9 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     st->aligned_index[d] = lo < st->shape[d] ? lo : -1;
   }
   auto buffers = std::make_shared<buffer_set>();
+  for (int k = 0; k < 2; ++k) {
+    for (int d = 0; d < n; ++d) st->strides[k][d] = 0;  // absent sides keep zero strides
+  }
   auto setup = [&](side s, void* ptr, const int64_t* strides_in, const char* param) {
     strided_array a = caller_array(ptr, n, req.shape, strides_in ? strides_in : req.strides,
                                    nullptr, st->type, param);
