@@ -156,3 +156,16 @@ def test_torch_from_dlpack_zero_copy():
     assert float(t[2, 3, 4]) == 2 * 30 + 3 * 6 + 4
     del t
     assert live() == base
+
+
+def test_readonly_storage_exports_only_versioned_capsules():
+    import gtstorage as gs
+
+    s = gs.as_storage(np.frombuffer(bytes(80)))
+    with pytest.raises(BufferError, match="read-only"):
+        s.__dlpack__()  # legacy: cannot carry the flag
+    cap = s.__dlpack__(max_version=(1, 0))
+    assert type(cap).__name__ == "PyCapsule"
+    if int(np.__version__.split(".")[0]) >= 2:
+        a = np.from_dlpack(s)
+        assert not a.flags.writeable

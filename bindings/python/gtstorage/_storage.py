@@ -628,19 +628,26 @@ class Storage:
         return out
 
     def _export(self, side: int, stream, max_version) -> object:
+        versioned = max_version is not None and tuple(max_version)[0] >= 1
+        readonly = bool(self._info(side).readonly)
+        if readonly and not versioned:
+            # A legacy capsule has no read-only flag: a consumer would be free to write.
+            raise BufferError("__dlpack__: a read-only storage can only be exported as a versioned "
+                              "DLPack capsule (max_version >= (1, 0)), which carries the flag")
         if side == _capi.SIDE_HOST:
             if stream is not None and stream != -1:
                 raise BufferError(f"__dlpack__: stream must be None for a host buffer, got {stream!r}")
             check(lib.gtstorage_acquire(self._handle, _capi.SIDE_HOST), "__dlpack__")
-            check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "__dlpack__")
+            if not readonly:  # the consumer may write
+                check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "__dlpack__")
         else:
             if stream == 0:
                 raise BufferError("__dlpack__: stream 0 is ambiguous and not allowed for CUDA")
             # acquire is synchronous: no work on the data is pending on any stream afterwards, so
             # every consumer stream (or stream=-1, "no synchronization") may use it at once.
             check(lib.gtstorage_acquire(self._handle, _capi.SIDE_DEVICE), "__dlpack__")
-            check(lib.gtstorage_touch(self._handle, _capi.SIDE_DEVICE), "__dlpack__")
-        versioned = max_version is not None and tuple(max_version)[0] >= 1
+            if not readonly:
+                check(lib.gtstorage_touch(self._handle, _capi.SIDE_DEVICE), "__dlpack__")
         return _dlpack.to_capsule(self._handle, side, versioned)
 
     # ---- GT4Py / GDP-3 interfaces ----------------------------------------------------------
