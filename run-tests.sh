@@ -96,6 +96,20 @@ if [[ ! " ${failed[*]-} " =~ "sanitizer build" ]]; then
   run_step "CTest suite, sanitizer build" asan_tests
 fi
 
+# CI shows only the end of the log: name the failed tests here and repeat their output.
+report_failed_tests() {
+  local dir=$1 list=$1/Testing/Temporary/LastTestsFailed.log
+  [[ -s $list ]] || return 0
+  gts_step "failed tests of $dir (their output again)"
+  cat "$list"
+  (cd "$dir" && ctest --rerun-failed --output-on-failure -j 1 2>&1 | tail -n 60) || true
+}
+
+if (( ${#failed[@]} )); then
+  report_failed_tests "$GTS_BUILD"
+  report_failed_tests "$asan_build"
+  report_failed_tests "$hip_build_dir"
+fi
 gts_step "summary ($((SECONDS - started)) s)"
 if (( ${#failed[@]} )); then
   printf 'FAILED: %s\n' "${failed[@]}"
