@@ -21,25 +21,38 @@ gts::handle_table& table() {
   return gts::handle_table::instance();
 }
 
-template <class T>
-void check_struct(const T* p, const char* name) {
-  if (p == nullptr) gts::fail_arg(name, "must not be NULL");
-  if (p->struct_size != sizeof(T)) {
-    gts::fail_arg(std::string(name) + ".struct_size",
-                  std::to_string(p->struct_size) +
-                      " does not match sizeof = " + std::to_string(sizeof(T)) +
-                      " of this library (initialize the struct with its _INIT macro)");
-  }
+// The argument checks run on every call, the query paths included: the test is inline and the
+// failure, which formats a message, is out of line.
+[[noreturn]] __attribute__((cold, noinline)) void fail_null(const char* name) {
+  gts::fail_arg(name, "must not be NULL");
+}
+
+[[noreturn]] __attribute__((cold, noinline)) void fail_struct_size(const char* name, uint64_t got,
+                                                                   std::size_t expected) {
+  gts::fail_arg(std::string(name) + ".struct_size",
+                std::to_string(got) + " does not match sizeof = " + std::to_string(expected) +
+                    " of this library (initialize the struct with its _INIT macro)");
+}
+
+[[noreturn]] __attribute__((cold, noinline)) void fail_side(int32_t side) {
+  gts::fail_arg("side", std::to_string(side) + " is not GTSTORAGE_SIDE_HOST (0) or _DEVICE (1)");
 }
 
 template <class T>
-void check_out(const T* p, const char* name) {
-  if (p == nullptr) gts::fail_arg(name, "must not be NULL");
+inline void check_struct(const T* p, const char* name) {
+  if (__builtin_expect(p == nullptr, 0)) fail_null(name);
+  if (__builtin_expect(p->struct_size != sizeof(T), 0))
+    fail_struct_size(name, p->struct_size, sizeof(T));
 }
 
-void check_side(int32_t side) {
-  if (side != GTSTORAGE_SIDE_HOST && side != GTSTORAGE_SIDE_DEVICE) {
-    gts::fail_arg("side", std::to_string(side) + " is not GTSTORAGE_SIDE_HOST (0) or _DEVICE (1)");
+template <class T>
+inline void check_out(const T* p, const char* name) {
+  if (__builtin_expect(p == nullptr, 0)) fail_null(name);
+}
+
+inline void check_side(int32_t side) {
+  if (__builtin_expect(side != GTSTORAGE_SIDE_HOST && side != GTSTORAGE_SIDE_DEVICE, 0)) {
+    fail_side(side);
   }
 }
 

@@ -5,33 +5,17 @@
 #include "common/errors.hpp"
 
 namespace gts {
-namespace {
 
-[[noreturn]] void bad_handle(uint64_t h, const char* why) {
-  fail(error_kind::invalid_handle, "handle: " + std::to_string(h) + " " + why);
-}
-
-}  // namespace
-
-handle_table& handle_table::instance() {
-  // Leaked on purpose: handles may still be released from static destructors of other objects.
-  static handle_table* table = new handle_table();
-  return *table;
-}
-
-handle_table::slot* handle_table::find(uint64_t h) const {
+void handle_table::bad_handle(uint64_t h) const {
   const uint32_t index = static_cast<uint32_t>(h & 0xffffffffu);
   const uint32_t gen = static_cast<uint32_t>(h >> 32);
-  if (h == 0 || index == 0) bad_handle(h, "is not a handle (null)");
-  const uint32_t i = index - 1;
-  if (i >= used_.load(std::memory_order_acquire) || (gen & 1u) == 0) {
-    bad_handle(h, "was never issued by this library");
+  const char* why = "was already released (stale handle)";
+  if (h == 0 || index == 0) {
+    why = "is not a handle (null)";
+  } else if (index - 1 >= used_.load(std::memory_order_acquire) || (gen & 1u) == 0) {
+    why = "was never issued by this library";
   }
-  slot* s = &chunks_[i >> chunk_bits].load(std::memory_order_acquire)[i & (chunk_size - 1)];
-  if (s->generation.load(std::memory_order_acquire) != gen) {
-    bad_handle(h, "was already released (stale handle)");
-  }
-  return s;
+  fail(error_kind::invalid_handle, "handle: " + std::to_string(h) + " " + why);
 }
 
 uint64_t handle_table::insert(std::unique_ptr<storage> obj) {
@@ -63,10 +47,6 @@ uint64_t handle_table::insert(std::unique_ptr<storage> obj) {
   return (static_cast<uint64_t>(gen) << 32) | (i + 1);
 }
 
-storage& handle_table::get(uint64_t h) const {
-  return *find(h)->object.load(std::memory_order_acquire);
-}
-
 void handle_table::retain(uint64_t h) {
   find(h)->refs.fetch_add(1, std::memory_order_relaxed);
 }
@@ -87,7 +67,7 @@ void handle_table::release(uint64_t h) {
   uint32_t expected = gen;
   // Retire the generation first so concurrent lookups of this handle fail from here on.
   if (!s->generation.compare_exchange_strong(expected, gen + 1, std::memory_order_acq_rel)) {
-    bad_handle(h, "was already released (stale handle)");
+    bad_handle(h);  // released by another thread meanwhile
   }
   storage* obj = s->object.exchange(nullptr, std::memory_order_acq_rel);
   {

@@ -16,12 +16,18 @@ namespace gts {
 
 class handle_table {
  public:
-  static handle_table& instance();
+  /// The process-wide table. Inline: every entry point calls it, and out of line it costs a call
+  /// plus the guard check of the local static.
+  static handle_table& instance() {
+    // Leaked on purpose: handles may still be released from static destructors of other objects.
+    static handle_table* const table = new handle_table();
+    return *table;
+  }
 
   /// Issues a handle owning @p s (reference count 1).
   uint64_t insert(std::unique_ptr<storage> s);
   /// The storage behind @p h; throws invalid_handle.
-  storage& get(uint64_t h) const;
+  storage& get(uint64_t h) const { return *find(h)->object.load(std::memory_order_acquire); }
   void retain(uint64_t h);
   /// Drops one reference; at zero the storage is destroyed.
   void release(uint64_t h);
@@ -40,7 +46,21 @@ class handle_table {
     std::atomic<storage*> object{nullptr};
   };
 
-  slot* find(uint64_t h) const;
+  // The query entry points spend most of their few nanoseconds here, so the lookup is inline
+  // and the failures (which format a message) are out of line.
+  slot* find(uint64_t h) const {
+    const uint32_t index = static_cast<uint32_t>(h & 0xffffffffu);
+    const uint32_t gen = static_cast<uint32_t>(h >> 32);
+    const uint32_t i = index - 1;  // index 0 (and so h == 0) wraps to UINT32_MAX: never issued
+    if (__builtin_expect(i >= used_.load(std::memory_order_acquire) || (gen & 1u) == 0, 0)) {
+      bad_handle(h);
+    }
+    slot* s = &chunks_[i >> chunk_bits].load(std::memory_order_acquire)[i & (chunk_size - 1)];
+    if (__builtin_expect(s->generation.load(std::memory_order_acquire) != gen, 0)) bad_handle(h);
+    return s;
+  }
+  /// Throws invalid_handle with the reason @p h is not live (null, never issued, or stale).
+  [[noreturn]] __attribute__((cold, noinline)) void bad_handle(uint64_t h) const;
 
   std::atomic<slot*> chunks_[max_chunks] = {};
   std::atomic<uint32_t> used_{0};
