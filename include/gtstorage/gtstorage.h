@@ -20,7 +20,11 @@
  *   by its dims labels, e.g. I, J, K, then data dims), never in memory order.
  * - Structs passed in or out begin with `struct_size`; the caller sets it to `sizeof` of the
  *   struct it was compiled with (the `*_INIT` macros do this), so fields can be appended in later
- *   versions without breaking existing callers.
+ *   versions without breaking existing callers. A library accepts exactly the sizes that struct
+ *   had in its own and in earlier versions (fields an older caller does not know take their
+ *   defaults, and are not written back); any other value is GTSTORAGE_ERROR_INVALID_ARGUMENT:
+ *   the larger size of a newer header, and above all the garbage of a struct that was not
+ *   initialized, which a "larger is fine" rule would turn into reads past the caller's struct.
  * - Dtypes are NumPy typestrs: `<f8`, `<f4`, `<f2`, `<i1` … `<i8`, `<u1` … `<u8`, `|b1`, `<c8`,
  *   `<c16` (`|` and `=` are accepted for the byte order, `>` is rejected on little-endian hosts).
  */
