@@ -19,11 +19,13 @@
  *    section; its descriptor gives its address, extents and byte strides.
  *
  * Errors found here get a thread-local message (like the core's gtstorage_last_error()), which the
- * Fortran layer reads through gtstorage_fortran_last_error().
+ * Fortran layer reads through gtstorage_fortran_last_error(). The shim also keeps the error mode
+ * of the Fortran layer (process-wide, atomic) and the status of each thread's last call.
  */
 #include <ISO_Fortran_binding.h>
 #include <gtstorage/gtstorage.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +67,49 @@ GTSTORAGE_FORTRAN_API void gtstorage_fortran_capture_error(const char* where) {
 
 GTSTORAGE_FORTRAN_API const char* gtstorage_fortran_last_error(void) {
   return g_has_message ? g_message : gtstorage_last_error();
+}
+
+/* -------------------------------------------------------------------------------------------- */
+/* Error mode and last status                                                                    */
+/* -------------------------------------------------------------------------------------------- */
+
+/* The values of GTSTORAGE_ERRORS_RETURN and GTSTORAGE_ERRORS_ARE_FATAL in the module. */
+enum { kErrorsReturn = 0, kErrorsAreFatal = 1, kErrorsUnset = -1 };
+
+/* Process-wide, like MPI's error handler: set by gtstorage_fortran_set_error_mode or, until
+ * then, taken once from GTSTORAGE_FORTRAN_ERRORS. */
+static atomic_int g_error_mode = kErrorsUnset;
+static _Thread_local int g_last_status = GTSTORAGE_OK;
+
+/* The mode GTSTORAGE_FORTRAN_ERRORS selects: "fatal" or "return"; anything else is ignored. */
+static int mode_from_environment(void) {
+  const char* value = getenv("GTSTORAGE_FORTRAN_ERRORS");
+  if (value && strcmp(value, "fatal") == 0) return kErrorsAreFatal;
+  return kErrorsReturn;
+}
+
+GTSTORAGE_FORTRAN_API int gtstorage_fortran_error_mode(void) {
+  int mode = atomic_load(&g_error_mode);
+  if (mode != kErrorsUnset) return mode;
+  /* First use: read the environment once. If another thread (or a set_error_mode call) got
+   * there first, its value wins and is returned. */
+  int expected = kErrorsUnset;
+  mode = mode_from_environment();
+  if (!atomic_compare_exchange_strong(&g_error_mode, &expected, mode)) mode = expected;
+  return mode;
+}
+
+/* The module validates mode (its message goes through the usual error path). */
+GTSTORAGE_FORTRAN_API void gtstorage_fortran_set_error_mode(int mode) {
+  atomic_store(&g_error_mode, mode);
+}
+
+GTSTORAGE_FORTRAN_API void gtstorage_fortran_set_last_status(int status) {
+  g_last_status = status;
+}
+
+GTSTORAGE_FORTRAN_API int gtstorage_fortran_last_status(void) {
+  return g_last_status;
 }
 
 /* -------------------------------------------------------------------------------------------- */

@@ -25,7 +25,8 @@ program quickstart
   !    starts at 1, the halo at 1 - h.
   call gtstorage_get_pointer(field, p, status)
   if (status /= GTSTORAGE_OK) error stop gtstorage_last_error()
-  call gtstorage_query(field, strides=strides)
+  call gtstorage_query(field, strides=strides, status=status)
+  if (status /= GTSTORAGE_OK) error stop gtstorage_last_error()
   print '(a,3(i0,1x),a,3(i0,1x),a,3(i0,1x))', "bounds ", lbound(p), "to ", ubound(p), &
     "byte strides ", strides
   do i = 1, nx
@@ -43,7 +44,8 @@ program quickstart
   !    layout-changing copy of the whole field, halo included, straight into t.
   call gtstorage_wrap(model, t, halo=[h, h, 0], status=status)
   if (status /= GTSTORAGE_OK) error stop gtstorage_last_error()
-  call gtstorage_copy(model, field)
+  call gtstorage_copy(model, field, status)
+  if (status /= GTSTORAGE_OK) error stop gtstorage_last_error()
   print '(a,l1)', "model array equals the field: ", all(t == p)
   print '(a,f6.1,a,f6.1)', "t(0, 1, 1) = ", t(0, 1, 1), ", p(nx, 1, 1) = ", p(nx, 1, 1)
 
