@@ -393,7 +393,9 @@ class emulated_backend final : public backend {
   }
 
   void check_stream(uint64_t stream) {
-    if (stream == 0) return;
+    // 0, 1 and 2 are CUDA's predefined streams (default, cudaStreamLegacy, cudaStreamPerThread;
+    // HIP's hipStreamPerThread is 2 too): valid without being created, as on a real device.
+    if (stream <= 2) return;
     std::lock_guard<std::mutex> lock(mu_);
     if (streams_.count(stream) == 0) {
       fail_arg("stream", std::to_string(stream) + " is not a live stream of the emulated backend");
@@ -414,7 +416,7 @@ class emulated_backend final : public backend {
   std::map<uintptr_t, record> allocs_;
   std::set<uint64_t> streams_;
   std::map<uint64_t, event_record> events_;
-  uint64_t next_id_ = 1;
+  uint64_t next_id_ = 0x100;  // above the predefined streams 0, 1, 2
 };
 
 emulated_backend& instance() {

@@ -189,6 +189,59 @@ def test_as_storage_device_data_and_sync_state():
         gs.as_storage(np.zeros(3), FakeDeviceArray(gs.zeros((4,), backend="gt:gpu")))
 
 
+class StreamedDeviceArray:
+    """A producer's device array whose __cuda_array_interface__ names a stream (CAI v3)."""
+
+    def __init__(self, storage, stream, version=3):
+        self.storage = storage
+        self.__cuda_array_interface__ = dict(storage._cuda_interface_dict(), stream=stream,
+                                             version=version)
+
+
+def test_imported_cai_stream_is_adopted():
+    owner = gs.from_array(ref(), backend="gt:gpu")
+    # The wrapped storage works on the producer's stream and reports it to the next consumer.
+    d = gs.as_storage(device_data=StreamedDeviceArray(owner, 0x7F00))
+    assert d.__cuda_array_interface__["stream"] == 0x7F00
+    assert gs.Storage._cuda_interface_dict(d)["stream"] == 0x7F00
+    # Its views share the producer's stream too.
+    assert d[1:, :, :].__cuda_array_interface__["stream"] == 0x7F00
+    # A mirrored wrap does its transfers on that stream, and they are right.
+    host = np.zeros(SHAPE)
+    w = gs.as_storage(data=host, device_data=StreamedDeviceArray(owner, 2),
+                      sync_state=gs.SyncState(gs.SyncState.SYNC_DEVICE_DIRTY))
+    assert w.__cuda_array_interface__["stream"] == 2
+    w.device_to_host()
+    np.testing.assert_array_equal(host, ref())
+    # 1 is the legacy default stream, the library's own default: it round-trips as 1.
+    assert gs.as_storage(device_data=StreamedDeviceArray(owner, 1)).__cuda_array_interface__[
+        "stream"] == 1
+    # from_array copies from a streamed producer.
+    np.testing.assert_array_equal(
+        gs.from_array(StreamedDeviceArray(owner, 0x7F00), backend="numpy").to_numpy(), ref())
+    # No stream (None), or an interface older than v3, needs no synchronization: own stream.
+    assert gs.as_storage(device_data=StreamedDeviceArray(owner, None)).__cuda_array_interface__[
+        "stream"] == 1
+    assert gs.as_storage(device_data=StreamedDeviceArray(owner, 0x7F00, version=2)
+                         ).__cuda_array_interface__["stream"] == 1
+
+
+def test_imported_cai_bad_stream_is_rejected():
+    owner = gs.from_array(ref(), backend="gt:gpu")
+    base = live()
+    with pytest.raises(ValueError, match="stream 0 is not allowed"):
+        gs.as_storage(device_data=StreamedDeviceArray(owner, 0))
+    with pytest.raises(ValueError, match="stream 0 is not allowed"):
+        gs.from_array(StreamedDeviceArray(owner, 0))
+    with pytest.raises(ValueError, match="not a stream handle"):
+        gs.as_storage(device_data=StreamedDeviceArray(owner, -5))
+    with pytest.raises(TypeError, match="stream must be None or an int"):
+        gs.as_storage(device_data=StreamedDeviceArray(owner, "s1"))
+    with pytest.raises(TypeError, match="stream must be None or an int"):
+        gs.as_storage(device_data=StreamedDeviceArray(owner, True))
+    assert live() == base  # nothing was wrapped
+
+
 def test_dlpack_device_export():
     s = gs.from_array(ref(), backend="gt:gpu")
     cap = s.__dlpack__(max_version=(1, 0), stream=1)

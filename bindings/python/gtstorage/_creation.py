@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _capi
 from ._capi import check, lib
-from ._storage import Storage, SyncState, _wrap_cuda_array, wrap_buffers
+from ._storage import Storage, SyncState, _adopt_stream, _cai_stream, _wrap_cuda_array, wrap_buffers
 
 _UNSET: Any = type("_Unset", (), {"__repr__": lambda self: "<unset>"})()
 
@@ -447,6 +447,7 @@ def as_storage(data=None, device_data=None, *, sync_state=None, dims=_UNSET, dim
         if not hasattr(device_data, "__cuda_array_interface__"):
             raise TypeError("as_storage: device_data must expose __cuda_array_interface__")
         cai = device_data.__cuda_array_interface__
+        dev_stream = _cai_stream(cai)
         dev = {"data": int(cai["data"][0]) or None, "shape": tuple(int(s) for s in cai["shape"]),
                "strides": None if cai.get("strides") is None else tuple(int(s) for s in cai["strides"]),
                "typestr": np.dtype(cai["typestr"]).str, "readonly": bool(cai["data"][1])}
@@ -511,7 +512,7 @@ def as_storage(data=None, device_data=None, *, sync_state=None, dims=_UNSET, dim
         lay = tuple(_ints("layout", layout))
         if lay != st.layout:
             raise ValueError(f"as_storage: layout {lay} does not match the buffer's {st.layout}")
-    return st
+    return _adopt_stream(st, dev_stream) if dev is not None else st
 
 
 def storage(data=None, device_data=None, *, dtype=None, copy=True, sync_state=None,

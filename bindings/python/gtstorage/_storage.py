@@ -865,16 +865,50 @@ def wrap_buffers(*, data=None, device_data=None, shape, host_strides=None, devic
     return Storage._from_handle(out.value, sync_state=sync_state_obj)
 
 
+def _cai_stream(cai: Dict[str, Any]) -> Optional[int]:
+    """The producer's stream of a CUDA Array Interface dict, as the library's stream value.
+
+    CAI v3: a consumer must order its work after the producer's stream. None (or an older
+    version, which has no stream) means no synchronization is needed; 1 is the legacy default
+    stream, which the library calls 0; 2 the per-thread default; 0 is not allowed (ambiguous).
+    """
+    stream = cai.get("stream") if int(cai.get("version", 0)) >= 3 else None
+    if stream is None:
+        return None
+    if isinstance(stream, bool) or not isinstance(stream, (int, np.integer)):
+        raise TypeError(f"__cuda_array_interface__: stream must be None or an int, got {stream!r}")
+    stream = int(stream)
+    if stream == 0:
+        raise ValueError("__cuda_array_interface__: stream 0 is not allowed (CAI v3: it is ambiguous; "
+                         "1 is the legacy default stream, 2 the per-thread default stream)")
+    if stream < 0 or stream >= 1 << 64:
+        raise ValueError(f"__cuda_array_interface__: stream {stream} is not a stream handle")
+    return 0 if stream == 1 else stream
+
+
+def _adopt_stream(storage: Storage, stream: Optional[int]) -> Storage:
+    """Makes @p storage use the producer's stream: the library's transfers and syncs of the
+    wrapped device buffer are then queued after the producer's work, and its own
+    __cuda_array_interface__ reports that stream to the next consumer."""
+    if stream is not None:
+        storage.set_stream(stream)
+    return storage
+
+
 def _wrap_cuda_array(value) -> Storage:
     """A device-only storage over an object exposing __cuda_array_interface__ (no copy)."""
     cai = value.__cuda_array_interface__
+    stream = _cai_stream(cai)
     shape = tuple(int(s) for s in cai["shape"])
     strides = cai.get("strides")
-    return wrap_buffers(
-        device_data=int(cai["data"][0]) or None,
-        shape=shape,
-        device_strides=None if strides is None else tuple(int(s) for s in strides),
-        typestr=cai["typestr"],
-        readonly=bool(cai["data"][1]),
-        keepalive=value,
+    return _adopt_stream(
+        wrap_buffers(
+            device_data=int(cai["data"][0]) or None,
+            shape=shape,
+            device_strides=None if strides is None else tuple(int(s) for s in strides),
+            typestr=cai["typestr"],
+            readonly=bool(cai["data"][1]),
+            keepalive=value,
+        ),
+        stream,
     )
