@@ -682,6 +682,9 @@ void storage::copy_from(const storage& src) {
   const side ss = read_side(src);
   const side ds = prepare_write(*this);
   const bool dst_host = host_accessible(*this, ds), src_host = host_accessible(src, ss);
+  // The source may be another producer's device buffer on its own stream (a wrapped CUDA Array
+  // Interface v3 buffer adopts it): what is queued there must land before this copy reads it.
+  if (!src_host && src.stream != stream) src.buffers->backend->synchronize(src.stream);
   // A transfer goes through (and is counted by) the device side's buffers.
   const storage& dev = !dst_host ? *this : src;
   move_elements(array(ds), dst_host, src.array(ss), src_host, stream, dev.buffers->backend,

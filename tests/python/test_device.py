@@ -216,9 +216,12 @@ def test_imported_cai_stream_is_adopted():
     # 1 is the legacy default stream, the library's own default: it round-trips as 1.
     assert gs.as_storage(device_data=StreamedDeviceArray(owner, 1)).__cuda_array_interface__[
         "stream"] == 1
-    # from_array copies from a streamed producer.
+    # from_array waits for the producer's stream before it copies: the emulated device knows
+    # the predefined per-thread stream 2, and rejects a stream that was never created.
     np.testing.assert_array_equal(
-        gs.from_array(StreamedDeviceArray(owner, 0x7F00), backend="numpy").to_numpy(), ref())
+        gs.from_array(StreamedDeviceArray(owner, 2), backend="numpy").to_numpy(), ref())
+    with pytest.raises(ValueError, match="32512 is not a live stream"):
+        gs.from_array(StreamedDeviceArray(owner, 0x7F00), backend="numpy")
     # No stream (None), or an interface older than v3, needs no synchronization: own stream.
     assert gs.as_storage(device_data=StreamedDeviceArray(owner, None)).__cuda_array_interface__[
         "stream"] == 1
