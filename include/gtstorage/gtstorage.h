@@ -130,8 +130,11 @@ GTSTORAGE_API const char* gtstorage_status_name(int status);
  * generation in the library's handle table. Handles are not pointers; a handle that was released
  * (or never issued, or is 0) is detected and reported as #GTSTORAGE_ERROR_INVALID_HANDLE in
  * every build. Each handle carries a reference count starting at 1; every view is a new handle
- * that keeps the underlying buffers alive. Handles are valid in every thread; using one handle
- * while another thread drops its last reference is a race in the caller.
+ * that keeps the underlying buffers alive. Handles are valid in every thread. Retain and release
+ * are atomic with the generation check: when threads release the last reference at once, one
+ * release succeeds and the others return #GTSTORAGE_ERROR_INVALID_HANDLE, and a stale release
+ * never touches the handle that reuses the slot. Using a handle (a query, a copy) while another
+ * thread drops its last reference is still a race in the caller.
  * */
 /** @{ */
 

@@ -41,14 +41,24 @@ uint64_t handle_table::insert(std::unique_ptr<storage> obj) {
   }
   slot& s = chunks_[i >> chunk_bits].load(std::memory_order_acquire)[i & (chunk_size - 1)];
   s.object.store(obj.release(), std::memory_order_relaxed);
-  s.refs.store(1, std::memory_order_relaxed);
-  const uint32_t gen = s.generation.load(std::memory_order_relaxed) + 1;  // even -> odd: live
-  s.generation.store(gen, std::memory_order_release);
+  // even -> odd: live, with one reference
+  const uint32_t gen = generation_of(s.state.load(std::memory_order_relaxed)) + 1;
+  s.state.store((static_cast<uint64_t>(gen) << 32) | 1u, std::memory_order_release);
   return (static_cast<uint64_t>(gen) << 32) | (i + 1);
 }
 
 void handle_table::retain(uint64_t h) {
-  find(h)->refs.fetch_add(1, std::memory_order_relaxed);
+  slot* s = find(h);
+  const uint32_t gen = static_cast<uint32_t>(h >> 32);
+  uint64_t v = s->state.load(std::memory_order_relaxed);
+  do {
+    if (generation_of(v) != gen) bad_handle(h);  // released by another thread meanwhile
+    if (refs_of(v) == 0xffffffffu) {
+      fail(error_kind::overflow, "handle: " + std::to_string(h) + " has " +
+                                     std::to_string(refs_of(v)) +
+                                     " references, the most there can be");
+    }
+  } while (!s->state.compare_exchange_weak(v, v + 1, std::memory_order_relaxed));
 }
 
 int64_t handle_table::live() const {
@@ -57,18 +67,23 @@ int64_t handle_table::live() const {
 }
 
 int64_t handle_table::refcount(uint64_t h) const {
-  return find(h)->refs.load(std::memory_order_relaxed);
+  const uint64_t v = find(h)->state.load(std::memory_order_acquire);
+  if (generation_of(v) != static_cast<uint32_t>(h >> 32)) bad_handle(h);
+  return refs_of(v);
 }
 
 void handle_table::release(uint64_t h) {
   slot* s = find(h);
-  if (s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   const uint32_t gen = static_cast<uint32_t>(h >> 32);
-  uint32_t expected = gen;
-  // Retire the generation first so concurrent lookups of this handle fail from here on.
-  if (!s->generation.compare_exchange_strong(expected, gen + 1, std::memory_order_acq_rel)) {
-    bad_handle(h);  // released by another thread meanwhile
-  }
+  uint64_t v = s->state.load(std::memory_order_relaxed);
+  uint64_t next = 0;
+  do {
+    if (generation_of(v) != gen) bad_handle(h);  // released by another thread meanwhile
+    // The last reference retires the generation in the same step (odd -> even): from here on
+    // every lookup of this handle fails, and no other release can also reach zero.
+    next = refs_of(v) == 1 ? static_cast<uint64_t>(gen + 1) << 32 : v - 1;
+  } while (!s->state.compare_exchange_weak(v, next, std::memory_order_acq_rel));
+  if (next != static_cast<uint64_t>(gen + 1) << 32) return;
   storage* obj = s->object.exchange(nullptr, std::memory_order_acq_rel);
   {
     const std::lock_guard<std::mutex> lock(mutex_);

@@ -40,11 +40,20 @@ class handle_table {
   static constexpr uint32_t chunk_size = 1u << chunk_bits;
   static constexpr uint32_t max_chunks = 4096;
 
+  // A slot's generation and reference count share one atomic word (generation << 32 | refs),
+  // so a retain or release checks the generation and changes the count in one compare-and-swap:
+  // two threads releasing the last reference at once cannot both succeed, and a release that
+  // raced with a reuse of the slot cannot touch the new handle's count.
   struct slot {
-    std::atomic<uint32_t> generation{0};
-    std::atomic<int64_t> refs{0};
+    std::atomic<uint64_t> state{0};
     std::atomic<storage*> object{nullptr};
   };
+  static constexpr uint32_t generation_of(uint64_t state) {
+    return static_cast<uint32_t>(state >> 32);
+  }
+  static constexpr uint32_t refs_of(uint64_t state) {
+    return static_cast<uint32_t>(state & 0xffffffffu);
+  }
 
   // The query entry points spend most of their few nanoseconds here, so the lookup is inline
   // and the failures (which format a message) are out of line.
@@ -56,7 +65,9 @@ class handle_table {
       bad_handle(h);
     }
     slot* s = &chunks_[i >> chunk_bits].load(std::memory_order_acquire)[i & (chunk_size - 1)];
-    if (__builtin_expect(s->generation.load(std::memory_order_acquire) != gen, 0)) bad_handle(h);
+    if (__builtin_expect(generation_of(s->state.load(std::memory_order_acquire)) != gen, 0)) {
+      bad_handle(h);
+    }
     return s;
   }
   /// Throws invalid_handle with the reason @p h is not live (null, never issued, or stale).

@@ -1,10 +1,13 @@
 /*
- * Two threads creating, viewing and releasing concurrently; handles used across threads;
+ * Two threads creating, viewing and releasing concurrently; handles used across threads; racing
+ * double releases and retain/release storms;
  * the last-error message is per thread; preset registration concurrent with lookups. Worker
  * threads never call cmocka asserts (they longjmp): they record failures, and the main thread
  * checks them after joining.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 
 #include "test_common.h"
 
@@ -169,6 +172,108 @@ static void test_handles_cross_threads(void** state) {
     a.nhandoff = b.nhandoff = N / 2;
     run_two(release_handoff_worker, &a, &b);
   }
+  GTS_ASSERT_LIVE(gts_live_now(), before);
+}
+
+/* Both threads release the same handles at once (a double release racing with itself); thread
+ * 1 also creates a storage right after each release, so the freed slot is reused while thread 2
+ * may still hold the stale handle. Exactly one release per handle succeeds, the other is
+ * INVALID_HANDLE, and no stale release touches the reference count of the new handle. */
+enum { RACE_N = 4000 };
+static gtstorage_handle race_handles[RACE_N], race_new[RACE_N];
+static int race_status[2][RACE_N];
+
+static atomic_int race_arrivals;
+
+/* Both threads start release i together: a spin barrier per handle (a pthread barrier would let
+ * the scheduler separate them by microseconds, and the race would almost never happen). */
+static void race_rendezvous(int i) {
+  atomic_fetch_add(&race_arrivals, 1);
+  for (int spins = 0; atomic_load(&race_arrivals) < 2 * (i + 1); ++spins) {
+    if (spins > 1000) sched_yield(); /* the other thread may not be running (one core, load) */
+  }
+}
+
+static void* racing_release_worker(void* arg) {
+  worker* w = (worker*)arg;
+  int64_t shape[1] = {4};
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 1;
+  o.shape = shape;
+  pthread_barrier_wait(w->barrier);
+  for (int i = 0; i < RACE_N; ++i) {
+    race_rendezvous(i);
+    race_status[w->id - 1][i] = gtstorage_release(race_handles[i]);
+    if (w->id == 1) {
+      int st = gtstorage_create(&o, &race_new[i]);
+      if (st != GTSTORAGE_OK) record(w, "create after a racing release", st);
+    }
+  }
+  return NULL;
+}
+
+static void test_racing_double_release(void** state) {
+  int64_t shape[1] = {4};
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gts_live before = gts_live_now();
+  worker a, b;
+  (void)state;
+  o.ndim = 1;
+  o.shape = shape;
+  for (int i = 0; i < RACE_N; ++i) GTS_OK(gtstorage_create(&o, &race_handles[i]));
+  atomic_store(&race_arrivals, 0);
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  a.id = 1;
+  b.id = 2;
+  run_two(racing_release_worker, &a, &b);
+  for (int i = 0; i < RACE_N; ++i) {
+    const int s1 = race_status[0][i], s2 = race_status[1][i];
+    int64_t rc = 0;
+    if (!((s1 == GTSTORAGE_OK && s2 == GTSTORAGE_ERROR_INVALID_HANDLE) ||
+          (s2 == GTSTORAGE_OK && s1 == GTSTORAGE_ERROR_INVALID_HANDLE))) {
+      fail_msg("handle %d: releases returned %s and %s; expected one OK and one INVALID_HANDLE", i,
+               gtstorage_status_name(s1), gtstorage_status_name(s2));
+    }
+    GTS_OK(gtstorage_refcount(race_new[i], &rc));
+    GTS_EQ64(rc, 1);
+    GTS_OK(gtstorage_release(race_new[i]));
+  }
+  GTS_ASSERT_LIVE(gts_live_now(), before);
+}
+
+/* Retains and releases of one handle from both threads at once keep an exact count. */
+static gtstorage_handle shared_handle;
+
+static void* retain_release_worker(void* arg) {
+  worker* w = (worker*)arg;
+  pthread_barrier_wait(w->barrier);
+  for (int i = 0; i < 50000; ++i) {
+    int st = gtstorage_retain(shared_handle);
+    if (st != GTSTORAGE_OK) record(w, "retain", st);
+    st = gtstorage_release(shared_handle);
+    if (st != GTSTORAGE_OK) record(w, "release", st);
+  }
+  return NULL;
+}
+
+static void test_concurrent_retain_release(void** state) {
+  int64_t shape[1] = {4}, rc = 0;
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gts_live before = gts_live_now();
+  worker a, b;
+  (void)state;
+  o.ndim = 1;
+  o.shape = shape;
+  GTS_OK(gtstorage_create(&o, &shared_handle));
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  a.id = 1;
+  b.id = 2;
+  run_two(retain_release_worker, &a, &b);
+  GTS_OK(gtstorage_refcount(shared_handle, &rc));
+  GTS_EQ64(rc, 1);
+  GTS_OK(gtstorage_release(shared_handle));
   GTS_ASSERT_LIVE(gts_live_now(), before);
 }
 
@@ -339,10 +444,9 @@ static void test_concurrent_presets(void** state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      GTS_TEST(test_concurrent_create_release),
-      GTS_TEST(test_handles_cross_threads),
-      GTS_TEST(test_last_error_thread_local),
-      GTS_TEST(test_concurrent_presets),
+      GTS_TEST(test_concurrent_create_release), GTS_TEST(test_handles_cross_threads),
+      GTS_TEST(test_racing_double_release),     GTS_TEST(test_concurrent_retain_release),
+      GTS_TEST(test_last_error_thread_local),   GTS_TEST(test_concurrent_presets),
   };
   return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
 }
