@@ -7,6 +7,7 @@
 #      (tests labelled "python" excluded: an uninstrumented interpreter cannot load the library)
 #   3. the Python binding's tests (tests/python/run.sh, when present)
 #   4. HIP backend build (Debian's hipcc) and the device tests against it
+#   5. ThreadSanitizer build of the library and the C thread tests
 # Every step runs even if an earlier one failed; the exit status is non-zero if any failed.
 # Environment: JOBS (default 2), GTSTORAGE_BUILD_DIR (normal build, default build/release),
 # GTSTORAGE_ASAN_BUILD_DIR (default build/asan).
@@ -75,6 +76,24 @@ hip_build_and_tests() {
     cmake --build "$hip_build_dir" -j "$GTS_JOBS" &&
     (cd "$hip_build_dir" && ctest --output-on-failure -j "$GTS_JOBS" -L device)
 }
+tsan_build=${GTSTORAGE_TSAN_BUILD_DIR:-$GTS_REPO/build/tsan}
+# ThreadSanitizer on the library and the C thread tests (concurrent create/release, racing double
+# releases, retain/release storms, per-thread errors, preset registration): the lock-free handle
+# table and the thread-local error state must be race-free, not just pass.
+tsan_build_and_tests() {
+  local generator=()
+  command -v ninja >/dev/null && [[ ! -f $tsan_build/CMakeCache.txt ]] && generator=(-G Ninja)
+  cmake -S "$GTS_REPO" -B "$tsan_build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 -DGTSTORAGE_SANITIZE=thread \
+    -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF -DGTSTORAGE_BUILD_BENCH=OFF &&
+    cmake --build "$tsan_build" -j "$GTS_JOBS" --target test_threads || return 1
+  # GCC 12's TSan runtime does not expect the address-space layout of kernels with high mmap
+  # randomization; without ASLR (where the sandbox allows it) it runs on any of them.
+  local runner=()
+  setarch "$(uname -m)" -R true 2>/dev/null && runner=(setarch "$(uname -m)" -R)
+  (cd "$tsan_build" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    "${runner[@]}" ctest --output-on-failure -R '^c\.test_threads$')
+}
 python_tests() {
   GTSTORAGE_LIBRARY=$(find "$GTS_BUILD/src" -maxdepth 1 -name 'libgtstorage.so.*.*.*' | head -n 1) \
     GTSTORAGE_BUILD_DIR=$GTS_BUILD bash "$GTS_REPO/tests/python/run.sh" "$GTS_BUILD"
@@ -95,6 +114,7 @@ run_step "sanitizer build ($asan_build, address+undefined)" asan_build
 if [[ ! " ${failed[*]-} " =~ "sanitizer build" ]]; then
   run_step "CTest suite, sanitizer build" asan_tests
 fi
+run_step "ThreadSanitizer build and thread tests ($tsan_build)" tsan_build_and_tests
 
 # CI shows only the end of the log: name the failed tests here and repeat their output.
 report_failed_tests() {
@@ -109,6 +129,7 @@ if (( ${#failed[@]} )); then
   report_failed_tests "$GTS_BUILD"
   report_failed_tests "$asan_build"
   report_failed_tests "$hip_build_dir"
+  report_failed_tests "$tsan_build"
 fi
 gts_step "summary ($((SECONDS - started)) s)"
 if (( ${#failed[@]} )); then
