@@ -8,7 +8,9 @@ namespace {
 thread_local char last_message[1024] = "";
 // Whether last_message is non-empty, so successful calls only read one byte. (Not in the
 // initial-exec TLS model: with the static CUDA runtime's TLS that makes the library fail to
-// dlopen with "cannot allocate memory in static TLS block".)
+// dlopen with "cannot allocate memory in static TLS block". Nor with TLS descriptors
+// (-mtls-dialect=gnu2): before glibc 2.40 their dynamic path clobbers SSE registers that GCC
+// assumes preserved, which corrupted floating-point values in dlopen'ed use.)
 thread_local bool has_message = false;
 }  // namespace
 

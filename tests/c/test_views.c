@@ -45,7 +45,7 @@ typedef struct mapping {
 
 static double expect_mapped(const int64_t* vidx, int ndim, const void* ctx) {
   const mapping* m = (const mapping*)ctx;
-  int64_t b[GTSTORAGE_MAX_NDIM];
+  int64_t b[GTSTORAGE_MAX_NDIM] = {0};
   (void)ndim;
   for (int d = 0; d < m->base_ndim; ++d)
     b[d] = m->first[d] + (m->vd[d] >= 0 ? vidx[m->vd[d]] * m->step[d] : 0);
