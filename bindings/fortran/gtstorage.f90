@@ -17,7 +17,8 @@
 !>    there (GTSTORAGE_OK = 0 on success) and gtstorage_last_error() returns the message. Without
 !>    it, the error mode decides (gtstorage_set_error_mode, or the environment variable
 !>    GTSTORAGE_FORTRAN_ERRORS = "return" or "fatal"): GTSTORAGE_ERRORS_RETURN, the default,
-!>    returns as if status were present, and gtstorage_last_status() gives the code;
+!>    returns as if status were present, gtstorage_last_status() gives the code, and the message
+!>    is written to standard error (nobody asked for the status, so the failure is not silent);
 !>    GTSTORAGE_ERRORS_ARE_FATAL stops the program with ERROR STOP and the message. Nothing else
 !>    stops or exits. On top of the C API it adds gtstorage_get_pointer (Fortran pointers with
 !>    halo-aware bounds in the semantic dimension order, for any memory layout), gtstorage_wrap
@@ -88,7 +89,8 @@ module gtstorage
     GTSTORAGE_SYNC_SYNCHRONIZE = 3, GTSTORAGE_SYNC_SET_HOST_MODIFIED = 4, &
     GTSTORAGE_SYNC_SET_DEVICE_MODIFIED = 5, GTSTORAGE_SYNC_SET_SYNCHRONIZED = 6, &
     GTSTORAGE_SYNC_ACQUIRE_HOST = 7, GTSTORAGE_SYNC_ACQUIRE_DEVICE = 8, &
-    GTSTORAGE_SYNC_TOUCH_HOST = 9, GTSTORAGE_SYNC_TOUCH_DEVICE = 10
+    GTSTORAGE_SYNC_TOUCH_HOST = 9, GTSTORAGE_SYNC_TOUCH_DEVICE = 10, &
+    GTSTORAGE_SYNC_WAIT_STREAM = 11
   ! gtstorage_sync_flags
   integer(c_int), parameter, public :: GTSTORAGE_SYNC_FLAG_NONE = 0, GTSTORAGE_SYNC_FLAG_FORCE = 1
   ! gtstorage_layout_rule
@@ -801,6 +803,7 @@ contains
   !> call (a failure found in this binding, or the C library's message, which a later C call
   !> would reset).
   subroutine finish(st, status, where)
+    use, intrinsic :: iso_fortran_env, only: error_unit
     integer(c_int), intent(in) :: st
     integer, intent(out), optional :: status
     character(*), intent(in) :: where
@@ -815,6 +818,10 @@ contains
                   " (error mode GTSTORAGE_ERRORS_ARE_FATAL; pass status= to handle this error)"
         error stop message
       end if
+      ! The caller passed no status=, so nobody may look at gtstorage_last_status(): say it on
+      ! stderr rather than fail silently (the program goes on, as GTSTORAGE_ERRORS_RETURN says).
+      write (error_unit, '(a)') "gtstorage: "//gtstorage_last_error()//" ["// &
+        gtstorage_status_name(int(st))//", status= not passed: the call returned it]"
     end if
   end subroutine finish
 
@@ -1000,10 +1007,18 @@ contains
     integer, intent(out) :: count
     integer, intent(out), optional :: status
     integer(c_int64_t) :: ccount
+    integer(c_int) :: st
     call gtstorage_fortran_clear_error()
     ccount = 0
-    call finish(gtstorage_refcount_c(s, ccount), status, "gtstorage_refcount")
+    st = gtstorage_refcount_c(s, ccount)
+    if (st == GTSTORAGE_OK .and. ccount > huge(count)) then
+      count = huge(count)
+      call fail(GTSTORAGE_ERROR_OVERFLOW, "the reference count does not fit a default integer", &
+                status, "gtstorage_refcount")
+      return
+    end if
     count = int(ccount)
+    call finish(st, status, "gtstorage_refcount")
   end subroutine gtstorage_refcount
 
   ! Common part of the generated gtstorage_wrap specifics: a is any array (its descriptor gives

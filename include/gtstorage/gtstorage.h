@@ -217,7 +217,12 @@ typedef enum gtstorage_sync_op {
   GTSTORAGE_SYNC_ACQUIRE_HOST = 7,        /**< Make the host current before host compute. */
   GTSTORAGE_SYNC_ACQUIRE_DEVICE = 8,      /**< Make the device current before device compute. */
   GTSTORAGE_SYNC_TOUCH_HOST = 9,          /**< Host compute wrote: same as SET_HOST_MODIFIED. */
-  GTSTORAGE_SYNC_TOUCH_DEVICE = 10        /**< Device compute wrote: as SET_DEVICE_MODIFIED. */
+  GTSTORAGE_SYNC_TOUCH_DEVICE = 10,       /**< Device compute wrote: as SET_DEVICE_MODIFIED. */
+  /** Block until the work queued on a stream has completed; no transfer, no state change.
+   *  gtstorage_sync() waits for the storage's stream; gtstorage_sync_async() for the stream it
+   *  is given (e.g. the producer's stream of a CUDA Array Interface v3 buffer, 1 = legacy
+   *  default, 2 = per-thread default), and blocks too. A valid no-op for host-only storages. */
+  GTSTORAGE_SYNC_WAIT_STREAM = 11
 } gtstorage_sync_op;
 
 /** Flags of gtstorage_sync(). */

@@ -94,12 +94,19 @@ void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
     acquire_host,
     acquire_device,
     touch_host,
-    touch_device
+    touch_device,
+    wait_stream
   };
-  if (op < host_to_device || op > touch_device) {
-    fail_arg("op", std::to_string(op) + " is not a gtstorage_sync_op (1 … 10)");
+  if (op < host_to_device || op > wait_stream) {
+    fail_arg("op", std::to_string(op) + " is not a gtstorage_sync_op (1 … 11)");
   }
   if (stream == 0) stream = default_stream;
+  if (op == wait_stream) {
+    // Always blocking (also from gtstorage_sync_async): a consumer waits here for a producer's
+    // stream before it reads the buffer. Host-only storages have no backend and nothing to wait.
+    if (backend != nullptr) backend->synchronize(stream);
+    return;
+  }
 
   // Unified memory: one buffer, so "sync" means moving pages to where they will be used.
   if (host.owner == side_owner::alias || device.owner == side_owner::alias) {

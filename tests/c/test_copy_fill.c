@@ -590,7 +590,7 @@ static void test_sync_noops_on_host(void** state) {
   after = before;
   GTS_OK(gtstorage_get_stats(&before));
   GTS_OK(gtstorage_domain_view(h, &v));
-  for (int32_t op = GTSTORAGE_SYNC_HOST_TO_DEVICE; op <= GTSTORAGE_SYNC_TOUCH_DEVICE; ++op) {
+  for (int32_t op = GTSTORAGE_SYNC_HOST_TO_DEVICE; op <= GTSTORAGE_SYNC_WAIT_STREAM; ++op) {
     GTS_OK(gtstorage_sync(h, op, GTSTORAGE_SYNC_FLAG_NONE));
     GTS_OK(gtstorage_sync(h, op, GTSTORAGE_SYNC_FLAG_FORCE));
     GTS_OK(gtstorage_sync(v, op, GTSTORAGE_SYNC_FLAG_FORCE));

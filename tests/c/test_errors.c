@@ -487,7 +487,7 @@ CASE(missing_side) {
 CASE(bad_sync_op) {
   (void)state;
   BAD(gtstorage_sync(witness, 0, 0), INVALID, "op");
-  BAD(gtstorage_sync(witness, 11, 0), INVALID, "op");
+  BAD(gtstorage_sync(witness, 12, 0), INVALID, "op");
   BAD(gtstorage_sync(witness, -3, 0), INVALID, "op");
   BAD(gtstorage_sync_async(witness, 42, 0, 0), INVALID, "op");
 }

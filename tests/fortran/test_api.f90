@@ -216,7 +216,7 @@ contains
     real(c_double), pointer :: p(:,:,:)
     integer :: st, op, state
     call make_field(s, p)
-    do op = GTSTORAGE_SYNC_HOST_TO_DEVICE, GTSTORAGE_SYNC_TOUCH_DEVICE
+    do op = GTSTORAGE_SYNC_HOST_TO_DEVICE, GTSTORAGE_SYNC_WAIT_STREAM
       call gtstorage_sync(s, op, status=st)
       call check_status(st, GTSTORAGE_OK, "sync op "//itoa(op))
     end do

@@ -198,35 +198,35 @@ class StreamedDeviceArray:
                                              version=version)
 
 
-def test_imported_cai_stream_is_adopted():
+def test_imported_cai_stream_is_waited_for():
     owner = gs.from_array(ref(), backend="gt:gpu")
-    # The wrapped storage works on the producer's stream and reports it to the next consumer.
-    d = gs.as_storage(device_data=StreamedDeviceArray(owner, 0x7F00))
-    assert d.__cuda_array_interface__["stream"] == 0x7F00
-    assert gs.Storage._cuda_interface_dict(d)["stream"] == 0x7F00
-    # Its views share the producer's stream too.
-    assert d[1:, :, :].__cuda_array_interface__["stream"] == 0x7F00
-    # A mirrored wrap does its transfers on that stream, and they are right.
+    base = live()
+    # CAI v3: the consumer waits for the producer's stream where the buffer is handed over. The
+    # emulated device knows the predefined streams (1 legacy default, 2 per-thread default) and
+    # rejects a stream that was never created: so the import did wait on the stream it was given.
+    for stream in (1, 2):
+        d = gs.as_storage(device_data=StreamedDeviceArray(owner, stream))
+        # Afterwards the storage works on its own stream (a producer's stream may be destroyed).
+        assert d.__cuda_array_interface__["stream"] == 1
+        del d
+    with pytest.raises(ValueError, match="32512 is not a live stream"):
+        gs.as_storage(device_data=StreamedDeviceArray(owner, 0x7F00))
+    with pytest.raises(ValueError, match="32512 is not a live stream"):
+        gs.from_array(StreamedDeviceArray(owner, 0x7F00), backend="numpy")
+    # A mirrored wrap waits too, and its transfers are right.
     host = np.zeros(SHAPE)
     w = gs.as_storage(data=host, device_data=StreamedDeviceArray(owner, 2),
                       sync_state=gs.SyncState(gs.SyncState.SYNC_DEVICE_DIRTY))
-    assert w.__cuda_array_interface__["stream"] == 2
     w.device_to_host()
     np.testing.assert_array_equal(host, ref())
-    # 1 is the legacy default stream, the library's own default: it round-trips as 1.
-    assert gs.as_storage(device_data=StreamedDeviceArray(owner, 1)).__cuda_array_interface__[
-        "stream"] == 1
-    # from_array waits for the producer's stream before it copies: the emulated device knows
-    # the predefined per-thread stream 2, and rejects a stream that was never created.
     np.testing.assert_array_equal(
         gs.from_array(StreamedDeviceArray(owner, 2), backend="numpy").to_numpy(), ref())
-    with pytest.raises(ValueError, match="32512 is not a live stream"):
-        gs.from_array(StreamedDeviceArray(owner, 0x7F00), backend="numpy")
-    # No stream (None), or an interface older than v3, needs no synchronization: own stream.
-    assert gs.as_storage(device_data=StreamedDeviceArray(owner, None)).__cuda_array_interface__[
-        "stream"] == 1
-    assert gs.as_storage(device_data=StreamedDeviceArray(owner, 0x7F00, version=2)
-                         ).__cuda_array_interface__["stream"] == 1
+    # No stream (None), or an interface older than v3 (no stream at all): nothing to wait for.
+    gs.as_storage(device_data=StreamedDeviceArray(owner, None))
+    gs.as_storage(device_data=StreamedDeviceArray(owner, 0x7F00, version=2))
+    del w, host
+    gc.collect()
+    assert live() == base
 
 
 def test_imported_cai_bad_stream_is_rejected():

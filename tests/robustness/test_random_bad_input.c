@@ -1169,7 +1169,7 @@ static uint64_t pick_stream(void) {
 static void op_sync(void) {
   gtstorage_handle h;
   const int i = pick_handle(&h);
-  const int32_t op = chance(90) ? 1 + (int32_t)below(10) : wild_i32();
+  const int32_t op = chance(90) ? 1 + (int32_t)below(11) : wild_i32();
   const uint32_t flags = chance(90) ? (uint32_t)below(2) : (uint32_t)rnd();
   const unsigned which = (unsigned)below(5);
   int rc;

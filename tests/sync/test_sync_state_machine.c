@@ -69,6 +69,7 @@ static expectation model(int op, int s, int force) {
     case GTSTORAGE_SYNC_ACQUIRE_DEVICE:
       if (s == HOST_DIRTY || (s == CLEAN && force)) e.state = CLEAN, e.h2d = 1;
       break;
+    case GTSTORAGE_SYNC_WAIT_STREAM: /* waits for the stream: no copy, no state change */
     default:
       break;
   }
@@ -194,7 +195,7 @@ static void check_side(gtstorage_handle h, int side, int from_side, int gen) {
 
 static void run_exhaustive(const char* preset, int use_view) {
   int gen = 0;
-  for (int op = 1; op <= 10; ++op)
+  for (int op = 1; op <= GTSTORAGE_SYNC_WAIT_STREAM; ++op)
     for (int s = 0; s < 3; ++s)
       for (int force = 0; force < 2; ++force) {
         gtstorage_handle base = make_mirror(preset, GTSTORAGE_MANAGED_MIRROR);
@@ -312,12 +313,25 @@ static void device_only_and_descriptors(void** state) {
   /* gt:gpu aligns the aligned index (default: the lower halo, (1, 1, 0)) to 32 * 8 bytes. */
   assert_int_equal((intptr_t)((char*)info.data + info.strides[0] + info.strides[1]) % 256, 0);
   /* Every sync op is a valid no-op on a single-sided storage. */
-  for (int op = 1; op <= 10; ++op) OK(gtstorage_sync(h, op, 0));
+  for (int op = 1; op <= GTSTORAGE_SYNC_WAIT_STREAM; ++op) OK(gtstorage_sync(h, op, 0));
   /* Stream reported for CAI v3. */
   OK(gtstorage_set_stream(h, 42));
   OK(gtstorage_interface(h, GTSTORAGE_SIDE_DEVICE, &info));
   assert_int_equal(info.stream, 42);
   OK(gtstorage_set_stream(h, 0)); /* 42 is no real stream: do not enqueue work on it */
+  /* WAIT_STREAM waits for the stream it is given (a producer's): the predefined ones are valid
+   * everywhere; the emulated device also rejects a stream that was never created. */
+  OK(gtstorage_sync_async(h, GTSTORAGE_SYNC_WAIT_STREAM, 0, 1));
+  OK(gtstorage_sync_async(h, GTSTORAGE_SYNC_WAIT_STREAM, 0, 2));
+  {
+    char backend[32];
+    OK(gtstorage_get_device_backend(backend, sizeof backend));
+    if (strcmp(backend, "emulated") == 0) {
+      assert_int_equal(gtstorage_sync_async(h, GTSTORAGE_SYNC_WAIT_STREAM, 0, 0x7F00),
+                       GTSTORAGE_ERROR_INVALID_ARGUMENT);
+      assert_non_null(strstr(gtstorage_last_error(), "32512 is not a live stream"));
+    }
+  }
   /* Values round-trip through copy_to_array. */
   OK(gtstorage_fill_double(h, 2.5));
   double out[6 * 5 * 4];
@@ -339,7 +353,7 @@ static void unified_and_pinned(void** state) {
   OK(gtstorage_interface(u, GTSTORAGE_SIDE_DEVICE, &di));
   assert_ptr_equal(hi.data, di.data);
   assert_int_equal(di.device_type, GTSTORAGE_DL_CUDA_MANAGED);
-  for (int op = 1; op <= 10; ++op) OK(gtstorage_sync(u, op, 0));
+  for (int op = 1; op <= GTSTORAGE_SYNC_WAIT_STREAM; ++op) OK(gtstorage_sync(u, op, 0));
   gtstorage_transfer_stats t = {sizeof t, 0, 0, 0, 0, 0};
   OK(gtstorage_get_transfer_stats(u, &t));
   assert_int_equal(t.h2d_count + t.d2h_count, 0); /* prefetches are not copies */
@@ -407,7 +421,7 @@ static void errors(void** state) {
   gtstorage_handle h = make_mirror("gt:gpu", GTSTORAGE_MANAGED_MIRROR);
   assert_int_equal(gtstorage_sync(h, 0, 0), GTSTORAGE_ERROR_INVALID_ARGUMENT);
   assert_non_null(strstr(gtstorage_last_error(), "op"));
-  assert_int_equal(gtstorage_sync(h, 11, 0), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(gtstorage_sync(h, 12, 0), GTSTORAGE_ERROR_INVALID_ARGUMENT);
   assert_int_equal(gtstorage_sync(h, 1, 8), GTSTORAGE_ERROR_INVALID_ARGUMENT);
   assert_non_null(strstr(gtstorage_last_error(), "flags"));
   assert_int_equal(gtstorage_acquire(h, 5), GTSTORAGE_ERROR_INVALID_ARGUMENT);

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _capi
 from ._capi import check, lib
-from ._storage import Storage, SyncState, _adopt_stream, _cai_stream, _wrap_cuda_array, wrap_buffers
+from ._storage import Storage, SyncState, _cai_stream, _wait_for_producer, _wrap_cuda_array, wrap_buffers
 
 _UNSET: Any = type("_Unset", (), {"__repr__": lambda self: "<unset>"})()
 
@@ -512,7 +512,7 @@ def as_storage(data=None, device_data=None, *, sync_state=None, dims=_UNSET, dim
         lay = tuple(_ints("layout", layout))
         if lay != st.layout:
             raise ValueError(f"as_storage: layout {lay} does not match the buffer's {st.layout}")
-    return _adopt_stream(st, dev_stream) if dev is not None else st
+    return _wait_for_producer(st, dev_stream) if dev is not None else st
 
 
 def storage(data=None, device_data=None, *, dtype=None, copy=True, sync_state=None,

@@ -866,11 +866,10 @@ def wrap_buffers(*, data=None, device_data=None, shape, host_strides=None, devic
 
 
 def _cai_stream(cai: Dict[str, Any]) -> Optional[int]:
-    """The producer's stream of a CUDA Array Interface dict, as the library's stream value.
+    """The producer's stream of a CUDA Array Interface dict (None: nothing to wait for).
 
-    CAI v3: a consumer must order its work after the producer's stream. None (or an older
-    version, which has no stream) means no synchronization is needed; 1 is the legacy default
-    stream, which the library calls 0; 2 the per-thread default; 0 is not allowed (ambiguous).
+    CAI v3: None (or an older version, which has no stream) means no synchronization is needed;
+    1 is the legacy default stream, 2 the per-thread default; 0 is not allowed (ambiguous).
     """
     stream = cai.get("stream") if int(cai.get("version", 0)) >= 3 else None
     if stream is None:
@@ -883,15 +882,16 @@ def _cai_stream(cai: Dict[str, Any]) -> Optional[int]:
                          "1 is the legacy default stream, 2 the per-thread default stream)")
     if stream < 0 or stream >= 1 << 64:
         raise ValueError(f"__cuda_array_interface__: stream {stream} is not a stream handle")
-    return 0 if stream == 1 else stream
+    return stream
 
 
-def _adopt_stream(storage: Storage, stream: Optional[int]) -> Storage:
-    """Makes @p storage use the producer's stream: the library's transfers and syncs of the
-    wrapped device buffer are then queued after the producer's work, and its own
-    __cuda_array_interface__ reports that stream to the next consumer."""
+def _wait_for_producer(storage: Storage, stream: Optional[int]) -> Storage:
+    """CAI v3 asks a consumer to synchronize with the producer's stream where the buffer is
+    handed over: wait once, here, for the work queued there (the storage keeps its own stream,
+    so a producer's stream that is destroyed later is never used)."""
     if stream is not None:
-        storage.set_stream(stream)
+        check(lib.gtstorage_sync_async(storage._handle, _capi.SYNC_WAIT_STREAM, 0, stream),
+              "__cuda_array_interface__ stream")
     return storage
 
 
@@ -901,7 +901,7 @@ def _wrap_cuda_array(value) -> Storage:
     stream = _cai_stream(cai)
     shape = tuple(int(s) for s in cai["shape"])
     strides = cai.get("strides")
-    return _adopt_stream(
+    return _wait_for_producer(
         wrap_buffers(
             device_data=int(cai["data"][0]) or None,
             shape=shape,
