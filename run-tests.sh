@@ -31,11 +31,33 @@ run_step() {
   fi
 }
 
+# CI shows only the end of the log, so each failed CTest run also leaves the failed tests' names
+# and output in this report, printed again before the summary.
+failure_report=$(mktemp)
+trap 'rm -f "$failure_report"' EXIT
+ctest_runner=()  # a command prefix for ctest (the TSan step sets one)
+
+# Runs ctest in directory $1 with the remaining arguments. On failure the failed tests are run
+# once more, here, in the same environment (sanitizer options included), into the report.
+run_ctest() {
+  local dir=$1
+  shift
+  rm -f "$dir/Testing/Temporary/LastTestsFailed.log"  # ctest keeps it after a passing run
+  (cd "$dir" && "${ctest_runner[@]}" ctest --output-on-failure -j "$GTS_JOBS" "$@") && return 0
+  {
+    echo "==== failed tests in $dir:"
+    cat "$dir/Testing/Temporary/LastTestsFailed.log" 2>/dev/null
+    (cd "$dir" && "${ctest_runner[@]}" ctest --rerun-failed --output-on-failure -j 1 2>&1 |
+      tail -n 60)
+  } >>"$failure_report"
+  return 1
+}
+
 normal_build() {
   gts_configure_release && cmake --build "$GTS_BUILD" -j "$GTS_JOBS"
 }
 normal_tests() {
-  (cd "$GTS_BUILD" && ctest --output-on-failure -j "$GTS_JOBS")
+  run_ctest "$GTS_BUILD"
 }
 asan_build() {
   local generator=()
@@ -50,10 +72,8 @@ asan_build() {
 asan_tests() {
   # No strict_string_checks: libgfortran (not instrumented) passes unterminated strings to
   # strndup with a length, which that option reports as an overflow.
-  (cd "$asan_build" &&
-    ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --output-on-failure -j "$GTS_JOBS" -LE python)
+  ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest "$asan_build" -LE python
 }
 hip_build_dir=${GTSTORAGE_HIP_BUILD_DIR:-$GTS_REPO/build/hip}
 # The HIP backend must at least compile and link (no AMD GPU here: its no-device path and the
@@ -74,7 +94,7 @@ hip_build_and_tests() {
     -DGTSTORAGE_ENABLE_HIP=ON -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF \
     -DGTSTORAGE_BUILD_BENCH=OFF -DGTSTORAGE_BUILD_TOOLS=OFF &&
     cmake --build "$hip_build_dir" -j "$GTS_JOBS" &&
-    (cd "$hip_build_dir" && ctest --output-on-failure -j "$GTS_JOBS" -L device)
+    run_ctest "$hip_build_dir" -L device
 }
 tsan_build=${GTSTORAGE_TSAN_BUILD_DIR:-$GTS_REPO/build/tsan}
 # ThreadSanitizer on the library and the C thread tests (concurrent create/release, racing double
@@ -89,10 +109,9 @@ tsan_build_and_tests() {
     cmake --build "$tsan_build" -j "$GTS_JOBS" --target test_threads || return 1
   # GCC 12's TSan runtime does not expect the address-space layout of kernels with high mmap
   # randomization; without ASLR (where the sandbox allows it) it runs on any of them.
-  local runner=()
-  setarch "$(uname -m)" -R true 2>/dev/null && runner=(setarch "$(uname -m)" -R)
-  (cd "$tsan_build" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    "${runner[@]}" ctest --output-on-failure -R '^c\.test_threads$')
+  local ctest_runner=()
+  setarch "$(uname -m)" -R true 2>/dev/null && ctest_runner=(setarch "$(uname -m)" -R)
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest "$tsan_build" -R '^c\.test_threads$'
 }
 python_tests() {
   GTSTORAGE_LIBRARY=$(find "$GTS_BUILD/src" -maxdepth 1 -name 'libgtstorage.so.*.*.*' | head -n 1) \
@@ -116,20 +135,9 @@ if [[ ! " ${failed[*]-} " =~ "sanitizer build" ]]; then
 fi
 run_step "ThreadSanitizer build and thread tests ($tsan_build)" tsan_build_and_tests
 
-# CI shows only the end of the log: name the failed tests here and repeat their output.
-report_failed_tests() {
-  local dir=$1 list=$1/Testing/Temporary/LastTestsFailed.log
-  [[ -s $list ]] || return 0
-  gts_step "failed tests of $dir (their output again)"
-  cat "$list"
-  (cd "$dir" && ctest --rerun-failed --output-on-failure -j 1 2>&1 | tail -n 60) || true
-}
-
-if (( ${#failed[@]} )); then
-  report_failed_tests "$GTS_BUILD"
-  report_failed_tests "$asan_build"
-  report_failed_tests "$hip_build_dir"
-  report_failed_tests "$tsan_build"
+if [[ -s $failure_report ]]; then
+  gts_step "failed tests (their output again)"
+  cat "$failure_report"
 fi
 gts_step "summary ($((SECONDS - started)) s)"
 if (( ${#failed[@]} )); then
