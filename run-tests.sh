@@ -3,11 +3,13 @@
 # Debian packages when run as root. Steps:
 #   1. normal build (Release + debug info, CUDA backend when nvcc exists): the whole CTest suite
 #      (C API tests, ABI checks, installed-tree consumer, CLI/examples, docs, Fortran, ...)
-#   2. AddressSanitizer + UndefinedBehaviorSanitizer build without CUDA: the CTest suite again
-#      (tests labelled "python" excluded: an uninstrumented interpreter cannot load the library)
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer build without CUDA: the CTest suite again,
+#      the simgpu device suite included (tests labelled "python" excluded: an uninstrumented
+#      interpreter cannot load the library)
 #   3. the Python binding's tests (tests/python/run.sh, when present)
 #   4. HIP backend build (Debian's hipcc) and the device tests against it
-#   5. ThreadSanitizer build of the library and the C thread tests
+#   5. ThreadSanitizer build: the C thread tests and the device suite on the simulated CUDA
+#      runtime (ctest -L simgpu)
 # Every step runs even if an earlier one failed; the exit status is non-zero if any failed.
 # Environment: JOBS (default 2), GTSTORAGE_BUILD_DIR (normal build, default build/release),
 # GTSTORAGE_ASAN_BUILD_DIR (default build/asan).
@@ -97,21 +99,29 @@ hip_build_and_tests() {
     run_ctest "$hip_build_dir" -L device
 }
 tsan_build=${GTSTORAGE_TSAN_BUILD_DIR:-$GTS_REPO/build/tsan}
-# ThreadSanitizer on the library and the C thread tests (concurrent create/release, racing double
-# releases, retain/release storms, per-thread errors, preset registration): the lock-free handle
-# table and the thread-local error state must be race-free, not just pass.
+# ThreadSanitizer on the library with the C thread tests (concurrent create/release, racing double
+# releases, retain/release storms, per-thread errors, preset registration: the lock-free handle
+# table and the thread-local error state must be race-free, not just pass) and the device suite
+# on the simulated CUDA runtime (streams used from several threads, work run by whichever thread
+# waits, kernel fibers).
 tsan_build_and_tests() {
   local generator=()
   command -v ninja >/dev/null && [[ ! -f $tsan_build/CMakeCache.txt ]] && generator=(-G Ninja)
   cmake -S "$GTS_REPO" -B "$tsan_build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 -DGTSTORAGE_SANITIZE=thread \
     -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF -DGTSTORAGE_BUILD_BENCH=OFF &&
-    cmake --build "$tsan_build" -j "$GTS_JOBS" --target test_threads || return 1
+    cmake --build "$tsan_build" -j "$GTS_JOBS" --target test_threads test_sim_runtime \
+      test_sim_backend test_sim_storage test_sync_state_machine test_device_backends || return 1
   # GCC 12's TSan runtime does not expect the address-space layout of kernels with high mmap
   # randomization; without ASLR (where the sandbox allows it) it runs on any of them.
   local ctest_runner=()
   setarch "$(uname -m)" -R true 2>/dev/null && ctest_runner=(setarch "$(uname -m)" -R)
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest "$tsan_build" -R '^c\.test_threads$'
+  # One OpenMP thread: libgomp is not instrumented, so TSan cannot see its barriers and would
+  # report the host kernels' worker threads (which are not what this step checks).
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=1 \
+    run_ctest "$tsan_build" -R '^c\.test_threads$' &&
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=1 \
+      run_ctest "$tsan_build" -L simgpu
 }
 python_tests() {
   GTSTORAGE_LIBRARY=$(find "$GTS_BUILD/src" -maxdepth 1 -name 'libgtstorage.so.*.*.*' | head -n 1) \

@@ -59,7 +59,8 @@ module gtstorage
     GTSTORAGE_ERROR_DEVICE = -7, GTSTORAGE_ERROR_UNKNOWN_PRESET = -8, &
     GTSTORAGE_ERROR_SHAPE_MISMATCH = -9, GTSTORAGE_ERROR_SYNC_CONFLICT = -10, &
     GTSTORAGE_ERROR_READONLY = -11, GTSTORAGE_ERROR_UNSUPPORTED = -12, &
-    GTSTORAGE_ERROR_BUFFER_TOO_SMALL = -13, GTSTORAGE_ERROR_INTERNAL = -99
+    GTSTORAGE_ERROR_BUFFER_TOO_SMALL = -13, GTSTORAGE_ERROR_DRIVER_TOO_OLD = -14, &
+    GTSTORAGE_ERROR_INTERNAL = -99
 
   !> Error modes of the Fortran layer (gtstorage_set_error_mode): a failed call without status=
   !> returns, as with status= (the default), or stops the program with ERROR STOP.
@@ -101,7 +102,8 @@ module gtstorage
   ! gtstorage_dl_device
   integer(c_int), parameter, public :: &
     GTSTORAGE_DL_CPU = 1, GTSTORAGE_DL_CUDA = 2, GTSTORAGE_DL_CUDA_HOST = 3, &
-    GTSTORAGE_DL_ROCM = 10, GTSTORAGE_DL_ROCM_HOST = 11, GTSTORAGE_DL_CUDA_MANAGED = 13
+    GTSTORAGE_DL_ROCM = 10, GTSTORAGE_DL_ROCM_HOST = 11, GTSTORAGE_DL_EXT_DEV = 12, &
+    GTSTORAGE_DL_CUDA_MANAGED = 13
   ! gtstorage_slice_kind
   integer(c_int), parameter, public :: GTSTORAGE_SLICE_RANGE = 0, GTSTORAGE_SLICE_INDEX = 1
   !> "Not given" start/stop of a gtstorage_slice_spec (INT64_MIN, Python's None).

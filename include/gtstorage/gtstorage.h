@@ -108,7 +108,10 @@ typedef enum gtstorage_status {
   GTSTORAGE_ERROR_READONLY = -11,         /**< Write requested on a read-only storage. */
   GTSTORAGE_ERROR_UNSUPPORTED = -12,      /**< Valid request this build or storage cannot do. */
   GTSTORAGE_ERROR_BUFFER_TOO_SMALL = -13, /**< A caller-provided output buffer is too small. */
-  GTSTORAGE_ERROR_INTERNAL = -99          /**< A bug in gtstorage; please report it. */
+  /** The GPU driver is older than the CUDA runtime this library was built with; the message
+   *  names both versions (update the driver, or use a build made with an older toolkit). */
+  GTSTORAGE_ERROR_DRIVER_TOO_OLD = -14,
+  GTSTORAGE_ERROR_INTERNAL = -99 /**< A bug in gtstorage; please report it. */
 } gtstorage_status;
 
 /**
@@ -247,12 +250,15 @@ typedef enum gtstorage_alignment_unit {
 
 /** DLPack device type codes (DLDeviceType) used in ::gtstorage_interface_info. */
 typedef enum gtstorage_dl_device {
-  GTSTORAGE_DL_CPU = 1,
-  GTSTORAGE_DL_CUDA = 2,
-  GTSTORAGE_DL_CUDA_HOST = 3,
-  GTSTORAGE_DL_ROCM = 10,
-  GTSTORAGE_DL_ROCM_HOST = 11,
-  GTSTORAGE_DL_CUDA_MANAGED = 13
+  GTSTORAGE_DL_CPU = 1,  /**< Host memory (also the emulated device's pinned and unified memory). */
+  GTSTORAGE_DL_CUDA = 2, /**< CUDA device memory. */
+  GTSTORAGE_DL_CUDA_HOST = 3,  /**< Pinned host memory of the CUDA backend. */
+  GTSTORAGE_DL_ROCM = 10,      /**< ROCm device (and managed) memory. */
+  GTSTORAGE_DL_ROCM_HOST = 11, /**< Pinned host memory of the HIP backend. */
+  /** kDLExtDev: device memory of the emulated device. It is host memory playing a GPU, and says
+   *  so: consumers (CuPy, PyTorch) refuse it instead of taking it for a CUDA pointer. */
+  GTSTORAGE_DL_EXT_DEV = 12,
+  GTSTORAGE_DL_CUDA_MANAGED = 13 /**< CUDA managed (unified) memory. */
 } gtstorage_dl_device;
 
 /** Slice kinds for ::gtstorage_slice_spec. */
@@ -326,7 +332,8 @@ typedef struct gtstorage_create_options {
   int32_t init;
   /** A ::gtstorage_device value. */
   int32_t device;
-  /** Device ordinal for GPU storages; -1 = the library's current device. */
+  /** Device ordinal for GPU storages; -1 = the calling thread's current device (cudaGetDevice,
+   *  as set by cudaSetDevice or gtstorage_set_device()). */
   int32_t device_id;
   /** A ::gtstorage_managed value. */
   int32_t managed;
@@ -372,10 +379,15 @@ typedef struct gtstorage_wrap_options {
   const char* dims;       /**< As in ::gtstorage_create_options. */
   const int64_t* halo;    /**< As in ::gtstorage_create_options. */
   int32_t readonly;       /**< Non-zero: the memory must not be written through gtstorage. */
-  int32_t device_id;      /**< Device ordinal of device_data; -1 = current. */
-  gtstorage_release_fn release;  /**< Called once after the last reference; may be NULL. */
-  void* user_data;               /**< Passed to `release`. */
-  void* device_data;             /**< Device address of element (0, …, 0), or NULL. */
+  /** Device ordinal of device_data; -1 = where the runtime says device_data lives
+   *  (cudaPointerGetAttributes). A given ordinal must agree with it. */
+  int32_t device_id;
+  gtstorage_release_fn release; /**< Called once after the last reference; may be NULL. */
+  void* user_data;              /**< Passed to `release`. */
+  /** Device address of element (0, …, 0), or NULL: device, managed or pinned host memory of the
+   *  active device backend (its kind and device come from the runtime and are what the
+   *  descriptors report); ordinary host memory is refused. */
+  void* device_data;
   const int64_t* device_strides; /**< Strides of device_data in bytes; NULL = same as host. */
   int32_t sync_state;            /**< Initial ::gtstorage_sync_state of a host+device pair. */
   int32_t reserved;              /**< Must be 0. */
@@ -611,7 +623,12 @@ GTSTORAGE_API int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream)
 /** @name Devices */
 /** @{ */
 
-/** Number of usable devices of the active backend in @p *out_count (0 without a driver). */
+/**
+ * Number of usable devices of the active backend in @p *out_count (0 without a driver). Where a
+ * GPU is held back by a driver older than the CUDA runtime this library was built with, the
+ * count is 0 and the status is #GTSTORAGE_ERROR_DRIVER_TOO_OLD (the message names both
+ * versions), so a GPU job does not silently run on the CPU.
+ */
 GTSTORAGE_API int gtstorage_device_count(int32_t* out_count);
 
 /**
@@ -624,7 +641,11 @@ GTSTORAGE_API int gtstorage_set_device_backend(const char* name);
 /** Name of the active device backend ("none" if none) in @p buf of @p size bytes. */
 GTSTORAGE_API int gtstorage_get_device_backend(char* buf, size_t size);
 
-/** Sets the library's current device ordinal (default 0) for storages with device_id -1. */
+/**
+ * Makes @p device_id the calling thread's current device of the active backend (cudaSetDevice /
+ * hipSetDevice): storages this thread creates with device_id -1 go there. Other threads keep
+ * their own current device; a cudaSetDevice() by the application has the same effect.
+ */
 GTSTORAGE_API int gtstorage_set_device(int32_t device_id);
 
 /** @} */

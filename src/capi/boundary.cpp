@@ -56,6 +56,8 @@ int status_of(error_kind kind) noexcept {
       return GTSTORAGE_ERROR_UNSUPPORTED;
     case error_kind::buffer_too_small:
       return GTSTORAGE_ERROR_BUFFER_TOO_SMALL;
+    case error_kind::driver_too_old:
+      return GTSTORAGE_ERROR_DRIVER_TOO_OLD;
     case error_kind::internal:
       return GTSTORAGE_ERROR_INTERNAL;
   }
@@ -100,6 +102,8 @@ const char* gtstorage_status_name(int status) {
       return "GTSTORAGE_ERROR_UNSUPPORTED";
     case GTSTORAGE_ERROR_BUFFER_TOO_SMALL:
       return "GTSTORAGE_ERROR_BUFFER_TOO_SMALL";
+    case GTSTORAGE_ERROR_DRIVER_TOO_OLD:
+      return "GTSTORAGE_ERROR_DRIVER_TOO_OLD";
     case GTSTORAGE_ERROR_INTERNAL:
       return "GTSTORAGE_ERROR_INTERNAL";
     default:

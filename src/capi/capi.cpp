@@ -432,7 +432,12 @@ int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream) {
 int gtstorage_device_count(int32_t* out_count) {
   return guarded([&] {
     check_out(out_count, "out_count");
-    *out_count = gts::device::active().device_count();
+    gts::device::backend& be = gts::device::active();
+    *out_count = be.device_count();
+    // A GPU held back by an old driver is an error to report, not "no GPU here".
+    if (*out_count == 0 && be.no_device_kind() == gts::error_kind::driver_too_old) {
+      gts::fail(gts::error_kind::driver_too_old, be.no_device_reason());
+    }
   });
 }
 
@@ -460,7 +465,9 @@ int gtstorage_get_device_backend(char* buf, size_t size) {
 
 int gtstorage_set_device(int32_t device_id) {
   return guarded([&] {
-    const int count = gts::device::active().device_count();
+    gts::device::backend& be = gts::device::active();
+    const int count = be.device_count();
+    if (count == 0) gts::fail(be.no_device_kind(), be.no_device_reason());
     if (device_id < 0 || device_id >= count) {
       gts::fail_arg("device_id", std::to_string(device_id) + " is out of range 0 … " +
                                      std::to_string(count - 1) + " (" + std::to_string(count) +

@@ -22,6 +22,7 @@ enum class error_kind {
   readonly,
   unsupported,
   buffer_too_small,
+  driver_too_old,
   internal,
 };
 

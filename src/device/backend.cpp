@@ -18,9 +18,9 @@ backend::backend() : counters_(std::make_unique<counters_impl>()) {}
 backend::~backend() = default;
 
 int backend::checked_device(int device_id) {
-  const int id = device_id == -1 ? current_device() : device_id;
   const int n = device_count();
-  if (n == 0) fail(error_kind::no_device, no_device_reason());
+  if (n == 0) fail(no_device_kind(), no_device_reason());
+  const int id = device_id == -1 ? current_device() : device_id;
   if (id < 0 || id >= n) {
     fail(error_kind::invalid_argument,
          "device_id: " + std::to_string(device_id) + " is out of range; the " + name() +

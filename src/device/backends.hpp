@@ -7,13 +7,13 @@
 
 namespace gts::device {
 
-/// "none": 0 devices; every request throws no_device with the reason set last.
+/// "none": 0 devices; every request throws the error (kind and reason) set last.
 backend& none_backend_instance();
-void set_none_reason(const std::string& reason);
+void set_none_reason(const std::string& reason, error_kind kind = error_kind::no_device);
 
-/// "emulated": the device is separate host memory.
+/// "emulated": the GPU backend over the simulated CUDA runtime (src/device/sim).
 backend& emulated_backend_instance();
-/// Re-reads GTSTORAGE_EMULATED_DEVICES.
+/// Re-reads the simulated machine's environment (GTSTORAGE_EMULATED_DEVICES, GTSTORAGE_SIM_*).
 void emulated_reload_environment();
 void emulated_set_device_count(int count);
 

@@ -1,14 +1,17 @@
 // The one small device interface every storage uses: allocate, free, copies, fill, streams.
-// Implementations: cuda (static runtime), hip (optional), emulated (separate host memory, so
-// every sync path is testable without a GPU). Methods throw gts::error (no_device, device,
-// out_of_memory, unsupported); they never abort.
+// Implementations: cuda (static runtime), hip (optional) and emulated, which are one source
+// (gpu/gpu_backend.inl) over three runtimes: CUDA, HIP and the simulated CUDA runtime of
+// src/device/sim (host memory, asynchronous and strict, so every device path is testable without
+// a GPU); and none (no devices). Methods throw gts::error (no_device, driver_too_old, device,
+// out_of_memory, unsupported, invalid_argument); they never abort.
 //
 // Ordering: copy(), copy_strided(), fill() and prefetch() are enqueued on @p stream and may return
-// before they complete (the emulated backend completes them at once); call synchronize(stream)
-// before reading the destination on the host. Layout-changing copies between host and device are
-// staged through temporary buffers and wait for @p stream themselves where a temporary host buffer
-// is involved. Stream and event handles are uint64_t: a cudaStream_t/hipStream_t (0 = the legacy
-// default stream) or, for the emulated backend, an id it issued.
+// before they complete (the emulated device completes them only when something waits); call
+// synchronize(stream) before reading the destination on the host. Layout-changing copies between
+// host and device are staged through temporary buffers and wait for @p stream themselves where a
+// temporary host buffer is involved. Stream and event handles are uint64_t: a
+// cudaStream_t/hipStream_t; 0 (the legacy default stream), 1 (cudaStreamLegacy) and 2
+// (cudaStreamPerThread) name the default stream of the device the work is for.
 //
 // Backends are process-lifetime singletons (never destroyed), so a storage may keep a backend*
 // and free through it even after another backend was made active.
@@ -20,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "common/errors.hpp"
 #include "kernels/strided_array.hpp"
 
 namespace gts::device {
@@ -39,6 +43,7 @@ inline constexpr int cuda = 2;
 inline constexpr int cuda_host = 3;
 inline constexpr int rocm = 10;
 inline constexpr int rocm_host = 11;
+inline constexpr int ext_dev = 12;  ///< kDLExtDev: the emulated device (host memory, not a GPU).
 inline constexpr int cuda_managed = 13;
 }  // namespace dl
 
@@ -52,7 +57,8 @@ enum class pointer_space {
 
 struct pointer_info {
   pointer_space space = pointer_space::host;
-  int device_id = -1;     ///< Device ordinal for device/unified memory, -1 otherwise.
+  int device_id =
+      -1;  ///< Device ordinal (for pinned memory: the device it was made on), -1 if none.
   bool owned = false;     ///< Allocated by this backend (base/bytes are then set).
   void* base = nullptr;   ///< Pointer allocate() returned for the containing allocation.
   std::size_t bytes = 0;  ///< Bytes requested for that allocation.
@@ -86,6 +92,13 @@ class backend {
   virtual int device_count() noexcept = 0;
   /// Why device_count() is 0 ("" when it is not): the text of every no_device error.
   [[nodiscard]] virtual std::string no_device_reason() = 0;
+  /// The kind of those errors: no_device, or driver_too_old when a driver older than the runtime
+  /// the library was built with is what stands in the way.
+  [[nodiscard]] virtual error_kind no_device_kind() { return error_kind::no_device; }
+  /// The calling thread's current device (cudaGetDevice / hipGetDevice): what device -1 means.
+  virtual int current_device() = 0;
+  /// Makes @p device_id the calling thread's current device (cudaSetDevice / hipSetDevice).
+  virtual void set_current_device(int device_id) = 0;
   /// Allocates @p bytes of @p kind on @p device_id (-1 = current_device()), aligned to at least
   /// @p alignment (a power of two; 0 = 256) in the address space the memory is used in. Zero
   /// bytes give a valid, unique pointer. Throws no_device, invalid_argument (bad alignment or
@@ -183,9 +196,10 @@ void reload_environment();
 /// 0 … 64, else invalid_argument). Overrides GTSTORAGE_EMULATED_DEVICES.
 void set_emulated_device_count(int count);
 
-/// Current device ordinal used when a storage asks for device -1 (process-wide, default 0).
+/// The calling thread's current device on the active backend: what device -1 means.
 int current_device();
-/// Sets it after checking it against the active backend (see backend::checked_device).
+/// Makes @p device_id the calling thread's current device of the active backend, after checking
+/// it (see backend::checked_device).
 void set_current_device(int device_id);
 
 }  // namespace gts::device

@@ -18,11 +18,19 @@ class none_backend final : public backend {
     std::lock_guard<std::mutex> lock(mu_);
     return reason_;
   }
-  void set_reason(const std::string& r) {
+  error_kind no_device_kind() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return kind_;
+  }
+  void set_reason(const std::string& r, error_kind kind) {
     std::lock_guard<std::mutex> lock(mu_);
     reason_ = r;
+    kind_ = kind;
   }
-  [[noreturn]] void refuse() { fail(error_kind::no_device, no_device_reason()); }
+  [[noreturn]] void refuse() { fail(no_device_kind(), no_device_reason()); }
+
+  int current_device() override { refuse(); }
+  void set_current_device(int) override { refuse(); }
 
   void* allocate(std::size_t, std::size_t, memory_kind, int) override { refuse(); }
   void free(void*, memory_kind, int) noexcept override {}
@@ -50,6 +58,7 @@ class none_backend final : public backend {
  private:
   std::mutex mu_;
   std::string reason_ = "no device backend is active";
+  error_kind kind_ = error_kind::no_device;
 };
 
 none_backend& instance() {
@@ -63,8 +72,8 @@ none_backend& instance() {
 backend& none_backend_instance() {
   return instance();
 }
-void set_none_reason(const std::string& reason) {
-  instance().set_reason(reason);
+void set_none_reason(const std::string& reason, error_kind kind) {
+  instance().set_reason(reason, kind);
 }
 
 }  // namespace gts::device

@@ -1,4 +1,5 @@
-// Which backend is active, and the process-wide current device ordinal.
+// Which backend is active. (The current device is the runtime's, per thread: see
+// backend::current_device.)
 // The environment (GTSTORAGE_DEVICE_BACKEND) is read once, at the first active() call, so a
 // program that never touches devices never initializes a GPU runtime. The active pointer is an
 // atomic read on the fast path; selection and the environment error take a mutex.
@@ -23,7 +24,6 @@ struct registry {
   bool env_failed = false;
   error_kind env_kind = error_kind::invalid_argument;
   std::string env_message;
-  std::atomic<int> current{0};
 };
 
 registry& reg() {
@@ -53,14 +53,18 @@ std::string lower(std::string s) {
                                    ")");
 }
 
-// "auto": the first compiled GPU backend with a device, else "none" with the reasons.
+// "auto": the first compiled GPU backend with a device, else "none" with the reasons. A GPU
+// backend held back by a driver older than its runtime makes the refusals driver_too_old, so a
+// GPU job on a badly configured node fails with that, not with a plain "no device".
 backend& resolve_auto() {
   std::string why;
+  error_kind kind = error_kind::no_device;
 #if defined(GTSTORAGE_WITH_CUDA)
   {
     backend& b = cuda_backend_instance();
     if (b.device_count() > 0) return b;
     why += b.no_device_reason();
+    if (b.no_device_kind() == error_kind::driver_too_old) kind = error_kind::driver_too_old;
   }
 #else
   why += "built without CUDA";
@@ -70,12 +74,15 @@ backend& resolve_auto() {
     backend& b = hip_backend_instance();
     if (b.device_count() > 0) return b;
     why += "; " + b.no_device_reason();
+    if (b.no_device_kind() == error_kind::driver_too_old) kind = error_kind::driver_too_old;
   }
 #else
   why += "; built without HIP";
 #endif
-  set_none_reason("no device: the 'auto' device backend found no GPU (" + why +
-                  "); set GTSTORAGE_DEVICE_BACKEND=emulated to run device code paths on the host");
+  set_none_reason(
+      "no device: the 'auto' device backend found no GPU (" + why +
+          "); set GTSTORAGE_DEVICE_BACKEND=emulated to run device code paths on the host",
+      kind);
   return none_backend_instance();
 }
 
@@ -176,15 +183,14 @@ void set_emulated_device_count(int count) {
 }
 
 int current_device() {
-  return reg().current.load(std::memory_order_relaxed);
+  return active().current_device();
 }
 
 void set_current_device(int device_id) {
   if (device_id < 0) {
     fail_arg("device_id", std::to_string(device_id) + " is negative; ordinals start at 0");
   }
-  active().checked_device(device_id);
-  reg().current.store(device_id, std::memory_order_relaxed);
+  active().set_current_device(device_id);
 }
 
 }  // namespace gts::device

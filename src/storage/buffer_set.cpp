@@ -20,6 +20,17 @@ buffer_set::buffer_set() {
 }
 
 buffer_set::~buffer_set() {
+  // An asynchronous sync may still be moving data into or out of these buffers: let it land
+  // before the memory is freed, or handed back to its owner (a wrapped buffer's release callback
+  // lets CuPy's pool or NumPy reuse it at once).
+  if (pending_) {
+    try {
+      backend->synchronize(pending_stream_);
+    } catch (...) {
+      // The device failed (a sticky error): there is nothing left to wait for.
+    }
+    pending_ = false;
+  }
   for (side_buffer* b : {&host, &device}) {
     switch (b->owner) {
       case side_owner::host_block:

@@ -1,6 +1,7 @@
 #include "storage/storage.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -71,9 +72,20 @@ bool host_accessible(const storage& s, side sd) {
   return sd == side::host || s.buffers->device.kind == device::memory_kind::unified;
 }
 
+// Unified memory is read and written by the host directly, so what is queued on the storage's
+// stream (an application's kernel, a prefetch) must be done first, as a mirror's stream-ordered
+// copy would wait for it.
+void wait_for_device_work(const storage& s) {
+  const buffer_set& b = *s.buffers;
+  if (b.device.present() && b.device.kind == device::memory_kind::unified && b.backend != nullptr) {
+    b.backend->synchronize(s.stream);
+  }
+}
+
 // Side a read of @p s uses: the host unless only the device holds current data.
 side read_side(const storage& s) {
   s.buffers->wait_pending();
+  wait_for_device_work(s);
   if (!s.has(side::host)) return side::device;
   if (s.buffers->mirrored() && s.buffers->state() == sync_state::device_dirty) return side::device;
   return side::host;
@@ -84,6 +96,7 @@ side read_side(const storage& s) {
 side prepare_write(const storage& s) {
   if (s.readonly) fail(error_kind::readonly, "handle: the storage is read-only");
   s.buffers->wait_pending();
+  wait_for_device_work(s);
   const side sd = s.has(side::host) ? side::host : side::device;
   if (s.buffers->mirrored()) {
     s.buffers->sync(sd == side::host ? op_acquire_host : op_acquire_device, false, s.stream, true);
@@ -357,12 +370,13 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   if (gpu || req.host_memory == 1) {
     device::backend& be = device::active();
     if (be.device_count() <= 0) {
-      fail(error_kind::no_device, std::string("device: no usable GPU (device backend '") +
-                                      be.name() +
-                                      "' reports 0 devices); use a CPU preset or set "
-                                      "GTSTORAGE_DEVICE_BACKEND=emulated for testing");
+      const bool emulated = std::string(be.name()) == "emulated";
+      fail(be.no_device_kind(),
+           std::string("device: no usable GPU (device backend '") + be.name() +
+               "' reports 0 devices: " + be.no_device_reason() + "); use a CPU preset" +
+               (emulated ? "" : " or set GTSTORAGE_DEVICE_BACKEND=emulated for testing"));
     }
-    device_id = req.device_id >= 0 ? req.device_id : device::current_device();
+    device_id = req.device_id >= 0 ? req.device_id : be.current_device();
     if (device_id >= be.device_count()) {
       fail_arg("device_id", std::to_string(device_id) + " is out of range 0 … " +
                                 std::to_string(be.device_count() - 1));
@@ -539,19 +553,43 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
   if (req.device_data != nullptr) {
     device::backend& be = device::active();
     if (be.device_count() <= 0) {
-      fail(error_kind::no_device, std::string("device_data: no usable GPU (device backend '") +
-                                      be.name() + "' reports 0 devices)");
+      fail(be.no_device_kind(), std::string("device_data: no usable GPU (device backend '") +
+                                    be.name() + "' reports 0 devices: " + be.no_device_reason() +
+                                    ")");
     }
-    const int id = req.device_id >= 0 ? req.device_id : device::current_device();
-    if (id >= be.device_count()) {
-      fail_arg("device_id", std::to_string(id) + " is out of range 0 … " +
+    if (req.device_id >= be.device_count()) {
+      fail_arg("device_id", std::to_string(req.device_id) + " is out of range 0 … " +
                                 std::to_string(be.device_count() - 1));
+    }
+    // The runtime knows what the memory is and where it lives (a CuPy array on GPU 1, managed
+    // memory, pinned host memory): that, not the caller's current device, goes into the
+    // descriptors.
+    const device::pointer_info pi = be.query_pointer(req.device_data);
+    if (pi.space == device::pointer_space::host) {
+      char addr[32];
+      std::snprintf(addr, sizeof addr, "%p", req.device_data);
+      fail_arg("device_data", std::string(addr) +
+                                  " is not device, managed or pinned memory of the '" + be.name() +
+                                  "' device backend (the runtime reports ordinary " +
+                                  "host memory; pass host memory as data)");
+    }
+    const auto kind = pi.space == device::pointer_space::unified ? device::memory_kind::unified
+                      : pi.space == device::pointer_space::pinned_host
+                          ? device::memory_kind::pinned_host
+                          : device::memory_kind::device;
+    const int id = pi.device_id >= 0 ? pi.device_id : 0;
+    if (req.device_id >= 0 && kind != device::memory_kind::pinned_host && req.device_id != id) {
+      fail_arg("device_id", std::to_string(req.device_id) +
+                                " was given, but device_data lives on device " +
+                                std::to_string(id));
     }
     setup(side::device, req.device_data, req.device_strides, "device_");
     buffers->backend = &be;
+    buffers->device.kind = kind;
     buffers->device.device_id = id;
-    buffers->device.dl_device_id = id;
-    buffers->device.dl_device_type = be.dl_device_type(device::memory_kind::device);
+    // DLPack's host kinds (CUDA host, ROCm host, CPU) carry device id 0.
+    buffers->device.dl_device_id = kind == device::memory_kind::pinned_host ? 0 : id;
+    buffers->device.dl_device_type = be.dl_device_type(kind);
     buffers->managed = req.data != nullptr ? managed_kind::mirror : managed_kind::none;
     if (req.data != nullptr) {
       static constexpr int set_ops[] = {6, 4, 5};  // clean, host dirty, device dirty

@@ -14,6 +14,19 @@ static int use_emulated(void** state) {
   return gtstorage_set_device_backend("emulated") == GTSTORAGE_OK ? 0 : -1;
 }
 
+/* Device memory to wrap: the device side of a device-only storage of n doubles (wrapping
+ * host memory as device data is refused). */
+static void* device_memory(int64_t n, gtstorage_handle* owner) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 1;
+  o.shape = &n;
+  o.preset = "gt:gpu";
+  GTS_OK(gtstorage_create(&o, owner));
+  void* p = NULL;
+  GTS_OK(gtstorage_data(*owner, GTSTORAGE_SIDE_DEVICE, &p));
+  return p;
+}
+
 /* A device-dirty pair whose host side is caller memory wrapped read-only: syncing to the host
  * must fail with READONLY and leave the (really read-only) memory untouched, not crash. */
 static void readonly_wrapped_host_is_never_synced_into(void** state) {
@@ -23,8 +36,8 @@ static void readonly_wrapped_host_is_never_synced_into(void** state) {
   assert_true(host != MAP_FAILED);
   for (int n = 0; n < 120; ++n) host[n] = n;
   assert_int_equal(mprotect(host, 4096, PROT_READ), 0);
-  double device[120];
-  memset(device, 0, sizeof device);
+  gtstorage_handle owner = 0;
+  double* device = device_memory(120, &owner);
   gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   w.ndim = 3;
   w.shape = shape3;
@@ -42,6 +55,7 @@ static void readonly_wrapped_host_is_never_synced_into(void** state) {
   assert_int_equal(s, GTSTORAGE_SYNC_DEVICE_DIRTY); /* nothing changed */
   for (int n = 0; n < 120; ++n) assert_true(host[n] == n);
   GTS_OK(gtstorage_release(h));
+  GTS_OK(gtstorage_release(owner));
   munmap(host, 4096);
   (void)bytes;
 }
@@ -177,7 +191,9 @@ static void empty_arrays_wrap_without_pointer(void** state) {
 static void empty_copies_and_huge_spans(void** state) {
   (void)state;
   const int64_t shape[2] = {0, (int64_t)1 << 33};
-  double host[1], device[1];
+  double host[1];
+  gtstorage_handle owner = 0;
+  double* device = device_memory(1, &owner);
   gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   w.ndim = 2;
   w.shape = shape;
@@ -194,6 +210,7 @@ static void empty_copies_and_huge_spans(void** state) {
   a.dtype = "<f4";
   GTS_OK(gtstorage_copy_to_array(&a, h));
   GTS_OK(gtstorage_release(h));
+  GTS_OK(gtstorage_release(owner));
 
   const int64_t two[1] = {2}, far[1] = {-((int64_t)1 << 62)};
   gtstorage_wrap_options f = GTSTORAGE_WRAP_OPTIONS_INIT;

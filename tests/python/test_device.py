@@ -12,6 +12,21 @@ import gtstorage as gs
 from conftest import live
 
 SHAPE = (5, 6, 7)
+# The emulated device (the GPU backend on the simulated CUDA runtime) is host memory: it is never
+# exported as CUDA memory. Its device memory is DLPack's kDLExtDev (12), its unified memory host
+# memory (kDLCPU), and it has no __cuda_array_interface__.
+EMULATED = gs.get_device_backend() == "emulated"
+DL_EXT_DEV = 12
+
+
+def device_interface(s):
+    """What a device consumer sees: the CUDA Array Interface, or on the emulated device (which
+    offers none) the same description after the same acquire + touch."""
+    if hasattr(s, "__cuda_array_interface__"):
+        return s.__cuda_array_interface__
+    s.host_to_device() if isinstance(s, gs.SoftwareManagedGPUStorage) else None
+    s.set_device_modified()
+    return s._cuda_interface_dict()
 
 
 def ref():
@@ -38,10 +53,14 @@ def test_gpu_preset_gives_device_only_storage():
     assert not hasattr(s, "__array_interface__")
     with pytest.raises(gs.GTNoSuchBufferError):
         s.to_numpy()
-    cai = s.__cuda_array_interface__
+    cai = device_interface(s)
     assert cai["version"] == 3 and cai["shape"] == SHAPE and cai["strides"] == s.strides
     assert cai["typestr"] == "<f8" and cai["data"][0] != 0 and cai["stream"] in (1, 2) or cai["stream"] > 2
-    assert s.__dlpack_device__()[0] in (2, 10)  # CUDA or ROCm
+    if EMULATED:
+        assert not hasattr(s, "__cuda_array_interface__")
+        assert s.__dlpack_device__() == (DL_EXT_DEV, 0)
+    else:
+        assert s.__dlpack_device__()[0] in (2, 10)  # CUDA or ROCm
     assert list(s.__gt_data_interface__) == ["gpu"]
     # Values go through the library's transfers.
     s[...] = ref()
@@ -106,7 +125,7 @@ def test_interfaces_acquire_their_side():
     s.host_to_device()
     gs.reset_transfer_stats()
     # Write on the "device" through the CAI pointer, as a kernel would.
-    cai = s.__cuda_array_interface__
+    cai = device_interface(s)
     assert s.sync_state.state == gs.SyncState.SYNC_DEVICE_DIRTY  # the consumer may write
     dev = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_double * 1).from_address(cai["data"][0]))
     dev[0] = -1.0  # emulated device memory is host memory
@@ -207,11 +226,11 @@ def test_imported_cai_stream_is_waited_for():
     for stream in (1, 2):
         d = gs.as_storage(device_data=StreamedDeviceArray(owner, stream))
         # Afterwards the storage works on its own stream (a producer's stream may be destroyed).
-        assert d.__cuda_array_interface__["stream"] == 1
+        assert d._cuda_interface_dict()["stream"] == 1
         del d
-    with pytest.raises(ValueError, match="32512 is not a live stream"):
+    with pytest.raises(ValueError, match="stream: 0x7f00 is not a live stream"):
         gs.as_storage(device_data=StreamedDeviceArray(owner, 0x7F00))
-    with pytest.raises(ValueError, match="32512 is not a live stream"):
+    with pytest.raises(ValueError, match="stream: 0x7f00 is not a live stream"):
         gs.from_array(StreamedDeviceArray(owner, 0x7F00), backend="numpy")
     # A mirrored wrap waits too, and its transfers are right.
     host = np.zeros(SHAPE)
@@ -280,14 +299,124 @@ def test_consumer_rejecting_device_tensor_does_not_leak(monkeypatch):
 
 
 def test_unified_memory_storage():
-    # managed="cuda": one unified buffer, the same address on both sides, DLPack type CUDA_MANAGED.
+    # managed="cuda": one unified buffer, the same address on both sides, DLPack type CUDA_MANAGED
+    # (on the emulated device: host memory, kDLCPU).
     s = gs.zeros((4, 4), device="gpu", managed="cuda")
     assert isinstance(s, gs.CUDAManagedGPUStorage) and s.managed == "cuda"
-    assert s.__dlpack_device__() == (13, 0)
-    assert s.__cuda_array_interface__["data"][0] == s.__array_interface__["data"][0]
+    assert s.__dlpack_device__() == ((1, 0) if EMULATED else (13, 0))
+    assert device_interface(s)["data"][0] == s.__array_interface__["data"][0]
     s[1] = 2.0
     a = s.to_numpy()
     assert a[1, 0] == 2.0 and a[0, 0] == 0.0
     assert s.sync_state.state == gs.SyncState.SYNC_CLEAN  # nothing to synchronize
     x = np.from_dlpack(s)  # NumPy reads CUDA-managed memory as host memory
     assert np.shares_memory(x, a)
+
+
+# ---- what the emulated device says it is ---------------------------------------------------------
+
+@pytest.mark.skipif(not EMULATED, reason="the emulated device only")
+def test_emulated_device_memory_never_poses_as_cuda(monkeypatch):
+    # NumPy's refusal surfaces in the capsule's destructor (see the test above).
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: None)
+    g = gs.ones((3, 4), backend="gt:gpu")
+    assert not hasattr(g, "__cuda_array_interface__")
+    with pytest.raises(AttributeError, match="not CUDA memory"):
+        g.__cuda_array_interface__
+    assert g.__dlpack_device__() == (DL_EXT_DEV, 0)
+    from gtstorage import _dlpack
+
+    cap = g.__dlpack__(max_version=(1, 0), stream=1)
+    managed, _ = _dlpack.capsule_tensor(cap)
+    assert managed.dl_tensor.device.device_type == DL_EXT_DEV
+    del managed, cap
+    assert g.__gt_data_interface__["gpu"]["device"] == (DL_EXT_DEV, 0)
+    # Host consumers refuse it instead of reading a "device" pointer.
+    with pytest.raises(Exception):  # noqa: B017 - NumPy's error for an unsupported device
+        np.from_dlpack(g)
+    # Mirrors: the host side is ordinary host memory and stays exportable.
+    m = gs.ones((3, 4), device="gpu")
+    assert m.__dlpack_device__() == (DL_EXT_DEV, 0)
+    cap = m.__dlpack__(dl_device=(1, 0), max_version=(1, 0))
+    host_side, _ = _dlpack.capsule_tensor(cap)
+    assert host_side.dl_tensor.device.device_type == 1
+    np.testing.assert_array_equal(m.to_numpy(), np.ones((3, 4)))
+
+
+@pytest.mark.skipif(not EMULATED, reason="the emulated device only")
+def test_torch_refuses_emulated_device_memory():
+    torch = pytest.importorskip("torch")
+    g = gs.ones((3, 4), backend="gt:gpu")
+    with pytest.raises((RuntimeError, BufferError, TypeError, ValueError)):
+        torch.from_dlpack(g)
+    # A host copy is what torch can have.
+    t = torch.from_dlpack(g.__dlpack__(dl_device=(1, 0)))
+    assert t.device.type == "cpu" and float(t.sum()) == 12.0
+
+
+def test_dlpack_stream_zero_is_fine_for_rocm(monkeypatch):
+    # DLPack: stream 0 is ambiguous for CUDA but the default stream for ROCm, where PyTorch passes
+    # it. The device type decides (here a storage that reports ROCm).
+    s = gs.ones((3, 4), backend="gt:gpu")
+    with pytest.raises(BufferError, match="stream 0"):
+        s.__dlpack__(stream=0)
+    monkeypatch.setattr(type(s), "__dlpack_device__", lambda self: (10, 0))
+    cap = s.__dlpack__(stream=0, max_version=(1, 0))
+    assert cap is not None
+    # And the CUDA Array Interface of a ROCm buffer names no stream 1 (HIP has none).
+    from gtstorage import _storage
+
+    real_info = _storage._info
+
+    def rocm_info(handle, side):
+        info = real_info(handle, side)
+        if side == gs._capi.SIDE_DEVICE:
+            info.device_type = 10
+        return info
+
+    monkeypatch.setattr(_storage, "_info", rocm_info)
+    assert s._cuda_interface_dict()["stream"] is None
+    assert "stream" in s.__cuda_array_interface__
+
+
+def test_set_device_is_per_thread():
+    import threading
+
+    if gs.device_count() < 2:
+        pytest.skip("needs two devices")
+    seen = {}
+
+    def rank(dev):
+        gs.set_device(dev)
+        seen[dev] = gs.zeros((2, 2), backend="gt:gpu").__dlpack_device__()[1]
+
+    threads = [threading.Thread(target=rank, args=(d,)) for d in (1, 0)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {0: 0, 1: 1}
+    assert gs.zeros((2, 2), backend="gt:gpu").__dlpack_device__()[1] == 0  # this thread: 0
+
+
+@pytest.mark.skipif(not EMULATED, reason="the emulated device only")
+def test_old_driver_is_its_own_error():
+    import os
+    import subprocess
+
+    code = (
+        "import gtstorage as gs\n"
+        "try:\n"
+        "    gs.zeros((2, 2), backend='gt:gpu')\n"
+        "except gs.GTDriverTooOldError as e:\n"
+        "    print('create:', e)\n"
+        "try:\n"
+        "    gs.device_count()\n"
+        "except gs.GTDriverTooOldError as e:\n"
+        "    print('count:', e)\n"
+        "print('host ok', float(gs.ones((2, 2)).to_numpy().sum()))\n")
+    env = dict(os.environ, GTSTORAGE_SIM_DRIVER_VERSION="12040", GTSTORAGE_DEVICE_BACKEND="emulated")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert "create:" in out and "count:" in out and "host ok 4.0" in out
+    assert "the driver supports CUDA 12.4" in out and "built with CUDA 13.0" in out

@@ -17,6 +17,7 @@ from typing import Any, Dict, List
 from . import _capi
 from ._capi import (
     GTDeviceError,
+    GTDriverTooOldError,
     GTInternalError,
     GTMemoryError,
     GTNoSuchBufferError,
@@ -60,7 +61,8 @@ library_path: str = _capi.library_path
 asstorage = as_storage  # the spelling of GDP-3's first draft
 
 __all__ = [
-    "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTDeviceError", "GTInternalError",
+    "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTDeviceError", "GTDriverTooOldError",
+    "GTInternalError",
     "GTMemoryError", "GTNoSuchBufferError", "GTStorageError", "GTSyncConflictError",
     "GTUnknownPresetError", "GTUnsupportedError", "GTValueError", "SoftwareManagedGPUStorage",
     "Storage", "SyncState", "as_storage", "asstorage", "device_count", "empty", "empty_like",
@@ -101,7 +103,8 @@ def presets() -> List[Dict[str, Any]]:
 
 
 def device_count() -> int:
-    """Usable devices of the active device backend (0 without one)."""
+    """Usable devices of the active device backend (0 without one). Raises GTDriverTooOldError
+    where a GPU is held back by a driver older than the library's CUDA runtime."""
     out = ctypes.c_int32()
     _check(_lib.gtstorage_device_count(ctypes.byref(out)), "device_count")
     return int(out.value)
@@ -119,12 +122,13 @@ def get_device_backend() -> str:
 
 
 def set_device(device_id: int) -> None:
-    """Current device ordinal for storages created with device_id=-1."""
+    """Makes ``device_id`` the calling thread's current device (``cudaSetDevice``): storages this
+    thread creates without an explicit device go there. Other threads keep their own."""
     _check(_lib.gtstorage_set_device(int(device_id)), "set_device")
 
 
 # Public classes report the package as their module (readable tracebacks and reprs).
-for _cls in (GTDeviceError, GTInternalError, GTMemoryError, GTNoSuchBufferError, GTStorageError,
+for _cls in (GTDeviceError, GTDriverTooOldError, GTInternalError, GTMemoryError, GTNoSuchBufferError, GTStorageError,
              GTSyncConflictError, GTUnknownPresetError, GTUnsupportedError, GTValueError,
              CPUStorage, CUDAManagedGPUStorage, GPUStorage, SoftwareManagedGPUStorage, Storage,
              SyncState):

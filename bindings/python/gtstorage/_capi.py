@@ -37,6 +37,7 @@ ERROR_SYNC_CONFLICT = -10
 ERROR_READONLY = -11
 ERROR_UNSUPPORTED = -12
 ERROR_BUFFER_TOO_SMALL = -13
+ERROR_DRIVER_TOO_OLD = -14
 ERROR_INTERNAL = -99
 
 INIT_UNINITIALIZED = 0
@@ -91,6 +92,7 @@ DL_CUDA = 2
 DL_CUDA_HOST = 3
 DL_ROCM = 10
 DL_ROCM_HOST = 11
+DL_EXT_DEV = 12  # the emulated device: host memory that must not pass for a GPU pointer
 DL_CUDA_MANAGED = 13
 
 SLICE_RANGE = 0
@@ -330,6 +332,11 @@ class GTDeviceError(GTStorageError, RuntimeError):
     """No usable device, or the device runtime failed."""
 
 
+class GTDriverTooOldError(GTDeviceError):
+    """A GPU is held back by a driver older than the CUDA runtime the library was built with
+    (the message names both versions)."""
+
+
 class GTSyncConflictError(GTStorageError, RuntimeError):
     """Host and device were both modified without a synchronization."""
 
@@ -356,6 +363,7 @@ _ERROR_CLASSES = {
     ERROR_READONLY: GTValueError,
     ERROR_UNSUPPORTED: GTUnsupportedError,
     ERROR_BUFFER_TOO_SMALL: GTValueError,
+    ERROR_DRIVER_TOO_OLD: GTDriverTooOldError,
     ERROR_INTERNAL: GTInternalError,
 }
 

@@ -147,6 +147,11 @@ def _new_handle(fn, *args, context: str) -> int:
     return out.value
 
 
+# DLPack device types of memory a CUDA Array Interface consumer can use: CUDA device, host
+# (pinned) and managed memory, and ROCm memory for CuPy on ROCm.
+_CAI_DEVICE_TYPES = (_capi.DL_CUDA, _capi.DL_CUDA_HOST, _capi.DL_CUDA_MANAGED, _capi.DL_ROCM)
+
+
 def _is_gpu_value(value) -> bool:
     """GDP-3 "Choosing the Device": is @p value GPU-enabled?"""
     if isinstance(value, SoftwareManagedGPUStorage):
@@ -190,9 +195,10 @@ class Storage:
             has_host = _has_side(handle, _capi.SIDE_HOST)
             has_device = _has_side(handle, _capi.SIDE_DEVICE)
             if has_host and has_device:
-                dev = _info(handle, _capi.SIDE_DEVICE)
-                cls = (CUDAManagedGPUStorage if dev.device_type == _capi.DL_CUDA_MANAGED
-                       else SoftwareManagedGPUStorage)
+                # Unified memory: one buffer seen from both sides.
+                same = (_info(handle, _capi.SIDE_DEVICE).allocation ==
+                        _info(handle, _capi.SIDE_HOST).allocation)
+                cls = CUDAManagedGPUStorage if same else SoftwareManagedGPUStorage
             elif has_device:
                 cls = GPUStorage
             else:
@@ -563,19 +569,38 @@ class Storage:
 
     @property
     def __cuda_array_interface__(self) -> Dict[str, Any]:
-        """CUDA Array Interface v3 of the device buffer (device made current, marked modified)."""
+        """CUDA Array Interface v3 of the device buffer (device made current, marked modified).
+
+        Only memory a CUDA (or HIP) consumer can use is exported: the emulated device's memory is
+        host memory, and the interface has no field to say so, so it is not offered at all
+        (``hasattr`` is False; DLPack reports it as kDLExtDev)."""
         if not self._has_device:
             raise GTNoSuchBufferError("__cuda_array_interface__: the storage has no device buffer",
                                       _capi.ERROR_NO_SUCH_BUFFER)
+        kind = int(_info(self._handle, _capi.SIDE_DEVICE).device_type)
+        if kind not in _CAI_DEVICE_TYPES:
+            raise AttributeError(
+                "__cuda_array_interface__: the device buffer is not CUDA memory (DLPack device "
+                f"type {kind}: the emulated device, whose memory is host memory); CuPy and other "
+                "CUDA consumers cannot use it")
         check(lib.gtstorage_acquire(self._handle, _capi.SIDE_DEVICE), "__cuda_array_interface__")
         check(lib.gtstorage_touch(self._handle, _capi.SIDE_DEVICE), "__cuda_array_interface__")
         return self._cuda_interface_dict()
 
     def _cuda_interface_dict(self) -> Dict[str, Any]:
+        """The device buffer described like a CUDA Array Interface dict (whatever the device)."""
         d = self._raw_interface(_capi.SIDE_DEVICE)
-        stream = int(_info(self._handle, _capi.SIDE_DEVICE).stream)
-        # CAI v3: 0 is not allowed, 1 names the legacy default stream that the library's 0 means.
-        d["stream"] = stream if stream else 1
+        i = _info(self._handle, _capi.SIDE_DEVICE)
+        stream = int(i.stream)
+        if stream:
+            d["stream"] = stream
+        elif int(i.device_type) == _capi.DL_ROCM:
+            # HIP has no handle 1 for its legacy stream; the buffer was made current
+            # synchronously, so there is nothing to wait for.
+            d["stream"] = None
+        else:
+            # CAI v3: 0 is not allowed, 1 names the legacy default stream the library's 0 means.
+            d["stream"] = 1
         return d
 
     def __array__(self, dtype=None, copy=None):
@@ -641,8 +666,11 @@ class Storage:
             if not readonly:  # the consumer may write
                 check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "__dlpack__")
         else:
-            if stream == 0:
-                raise BufferError("__dlpack__: stream 0 is ambiguous and not allowed for CUDA")
+            # DLPack: for CUDA 0 is disallowed (ambiguous), 1 is the legacy and 2 the per-thread
+            # default stream; for ROCm 0 is the default stream (what PyTorch on ROCm passes).
+            if stream == 0 and self.__dlpack_device__()[0] != _capi.DL_ROCM:
+                raise BufferError("__dlpack__: stream 0 is ambiguous and not allowed for CUDA "
+                                  "(1 is the legacy default stream, 2 the per-thread one)")
             # acquire is synchronous: no work on the data is pending on any stream afterwards, so
             # every consumer stream (or stream=-1, "no synchronization") may use it at once.
             check(lib.gtstorage_acquire(self._handle, _capi.SIDE_DEVICE), "__dlpack__")
@@ -673,7 +701,9 @@ class Storage:
             out[None] = d
         if self._has_device:
             d = self._cuda_interface_dict()
-            d.update(extra, acquire=self.host_to_device, touch=self.set_device_modified)
+            # What the memory is (a consumer must not take the emulated device for CUDA).
+            d.update(extra, acquire=self.host_to_device, touch=self.set_device_modified,
+                     device=self.__dlpack_device__())
             out["gpu"] = d
         return out
 

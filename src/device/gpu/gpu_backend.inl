@@ -1,22 +1,35 @@
-// The CUDA/HIP device backend, written once against gpu_runtime.hpp's gpuXxx names and compiled
-// by cuda/cuda_backend.cu (nvcc) and hip/hip_backend.hip (hipcc). Not a header: include it once
-// per runtime, after defining (or not) GTS_GPU_HIP.
+// The device backend, written once against gpu_runtime.hpp's gpuXxx names and compiled three
+// times: by cuda/cuda_backend.cu (nvcc, the CUDA runtime), hip/hip_backend.hip (hipcc) and
+// sim/sim_backend.cpp (the host compiler, the simulated CUDA runtime: the "emulated" device).
+// Not a header: include it once per runtime, after defining GTS_GPU_HIP or GTS_GPU_SIM (or
+// neither, for CUDA).
 //
 // Design notes
-// - No driver: the runtime is linked statically (CUDA), so the library loads anyway;
-//   cudaGetDeviceCount's error is kept as the text of every no_device error, and nothing else
-//   touches the runtime until a device exists.
+// - No driver: the CUDA runtime is linked statically, so the library loads anyway. The first
+//   query asks the runtime for devices once; its answer (and, with a driver older than the
+//   runtime, both versions) is the text of every no_device / driver_too_old error, and nothing
+//   else touches the runtime until a device exists.
+// - Device -1 is the calling thread's current device (cudaGetDevice), as in every CUDA library:
+//   an MPI rank that called cudaSetDevice(local_rank) gets its storages on that GPU.
+// - The calling thread's current device is saved and restored around every call (device_guard),
+//   so the library never changes a device the application (CuPy, a Fortran driver) relies on.
+// - Streams: work for a device runs on the caller's stream when that stream belongs to the device
+//   (or is a default-stream handle, which names the current device's default stream); a stream of
+//   another device is joined through an internal stream of the device and two events, because
+//   CUDA launches kernels only on streams of the current device.
 // - Alignment: cudaMalloc returns 256-byte aligned blocks; larger alignments over-allocate and
 //   return an offset pointer. The block's base is kept in a map keyed by the returned pointer,
 //   which also answers query_pointer() and which device a pointer lives on.
-// - The calling thread's current device is saved and restored around every call (device_guard),
-//   so the library never changes a device the application (CuPy, a Fortran driver) relies on.
 // - Copies are normalized first (strided_plan.hpp): one memcpy, a 2-D memcpy (DMA engine) for
 //   padded host<->device transfers, a row kernel when the innermost dim agrees, a shared-memory
 //   tiled transpose when it does not, and an element-wise kernel for small or odd shapes.
 //   Host<->device layout changes move dense blocks over the bus and change the layout on the
 //   device, where it costs microseconds instead of a threaded host transpose.
+// - Staging buffers come from a memory pool the library owns on each device, with a release
+//   threshold, so repeated layout-changing syncs reuse one block instead of mapping and unmapping
+//   device memory every time (the default pool releases everything at each synchronization).
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +37,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -49,13 +61,18 @@ std::string error_text(gpuError_t e) {
 [[noreturn]] void raise_error(gpuError_t e, const std::string& what) {
   (void)gpuGetLastError();  // Clear a non-sticky error so later calls do not report it again.
   error_kind kind = error_kind::device;
-  if (e == gpuErrorMemoryAllocation)
+  if (e == gpuErrorMemoryAllocation) {
     kind = error_kind::out_of_memory;
-  else if (e == gpuErrorNoDevice || e == gpuErrorInsufficientDriver)
+  } else if (gpu_unavailable_error(e)) {
     kind = error_kind::no_device;
-  else if (e == gpuErrorNotSupported)
+  } else if (e == gpuErrorNotSupported) {
     kind = error_kind::unsupported;
-  fail(kind, std::string(GTS_GPU_NAME) + ": " + what + " failed: " + error_text(e));
+  }
+  std::string text = std::string(GTS_GPU_NAME) + ": " + what + " failed: " + error_text(e);
+  if (gpu_sticky_error(e)) {
+    text += "; this error is sticky: the device cannot be used again by this process";
+  }
+  fail(kind, text);
 }
 
 inline void check(gpuError_t e, const char* fn) {
@@ -70,6 +87,28 @@ std::string hex(const void* p) {
 
 inline gpuStream_t to_stream(uint64_t s) {
   return reinterpret_cast<gpuStream_t>(s);
+}
+
+// 0 (the legacy default stream, as the library spells it), 1 (cudaStreamLegacy) and 2
+// (cudaStreamPerThread) name the default stream of whichever device is current.
+inline bool default_stream_handle(uint64_t s) {
+  return s <= 2;
+}
+
+// A call that takes a caller's stream: an invalid handle is the caller's argument error.
+inline void check_stream_call(gpuError_t e, const char* fn, uint64_t stream) {
+  if (e == gpuSuccess) return;
+  if (e == gpuErrorInvalidResourceHandle) {
+    (void)gpuGetLastError();
+    fail_arg("stream", hex(reinterpret_cast<void*>(stream)) + " is not a live stream of the " +
+                           GTS_GPU_NAME + " backend (" + fn + " returned " + error_text(e) + ")");
+  }
+  raise_error(e, fn);
+}
+
+// "12.4" for 12040.
+std::string cuda_version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
 // Makes @p dev current for the lifetime of the guard and restores the caller's device.
@@ -142,7 +181,8 @@ __global__ void __launch_bounds__(element_threads)
 }
 
 // Layout change through a shared-memory tile (+1 column against bank conflicts): coalesced
-// reads along the source-inner dim, coalesced writes along the destination-inner dim.
+// reads along the source-inner dim, coalesced writes along the destination-inner dim. The
+// second barrier keeps the next tile's loads from overwriting what others still store.
 template <class T>
 __global__ void __launch_bounds__(tile_dim* tile_rows)
     transpose_kernel(kdims d, std::byte* dst, const std::byte* src, int sd, int64_t tiles_d,
@@ -163,24 +203,29 @@ unsigned grid_for(int64_t work_items, int sms) {
   return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(work_items, cap)));
 }
 
+unsigned element_grid(int64_t n, int sms) {
+  return grid_for((n + element_threads - 1) / element_threads, sms);
+}
+
 template <class T>
 void launch_copy_t(const copy_plan& p, gpuStream_t s, int sms) {
   const launch_choice c = choose_copy(p);
+  gpuError_t e = gpuSuccess;
   switch (c.kind) {
     case kernel_kind::rows:
-      copy_rows_kernel<T>
-          <<<grid_for(c.total, sms), row_threads, 0, s>>>(c.k, p.dst, p.src, c.rows, c.total);
+      e = gpu_launch(copy_rows_kernel<T>, dim3(grid_for(c.total, sms)), dim3(row_threads), s, c.k,
+                     p.dst, p.src, c.rows, c.total);
       break;
     case kernel_kind::transpose:
-      transpose_kernel<T><<<grid_for(c.total, sms), dim3(tile_dim, tile_rows), 0, s>>>(
-          c.k, p.dst, p.src, c.sd, c.tiles_d, c.tiles_s, c.total);
+      e = gpu_launch(transpose_kernel<T>, dim3(grid_for(c.total, sms)), dim3(tile_dim, tile_rows),
+                     s, c.k, p.dst, p.src, c.sd, c.tiles_d, c.tiles_s, c.total);
       break;
     default:
-      copy_elements_kernel<T><<<grid_for((c.total + element_threads - 1) / element_threads, sms),
-                                element_threads, 0, s>>>(c.k, p.dst, p.src, c.total);
+      e = gpu_launch(copy_elements_kernel<T>, dim3(element_grid(c.total, sms)),
+                     dim3(element_threads), s, c.k, p.dst, p.src, c.total);
       break;
   }
-  check(gpuGetLastError(), "kernel launch (copy)");
+  check_stream_call(e, "kernel launch (copy)", reinterpret_cast<uint64_t>(s));
 }
 
 void launch_copy(const copy_plan& p, gpuStream_t s, int sms) {
@@ -205,63 +250,90 @@ void launch_copy(const copy_plan& p, gpuStream_t s, int sms) {
 }
 
 template <class T>
-void launch_fill_t(const fill_plan& p, const launch_choice& c, gpuStream_t s, int sms) {
+gpuError_t launch_fill_t(const fill_plan& p, const launch_choice& c, gpuStream_t s, int sms) {
   T value;
   std::memcpy(&value, p.pattern, sizeof(T));
   if (c.kind == kernel_kind::rows) {
-    fill_rows_kernel<T>
-        <<<grid_for(c.total, sms), row_threads, 0, s>>>(c.k, p.dst, value, c.rows, c.total);
-  } else {
-    fill_elements_kernel<T><<<grid_for((c.total + element_threads - 1) / element_threads, sms),
-                              element_threads, 0, s>>>(c.k, p.dst, value, c.total);
+    return gpu_launch(fill_rows_kernel<T>, dim3(grid_for(c.total, sms)), dim3(row_threads), s, c.k,
+                      p.dst, value, c.rows, c.total);
   }
+  return gpu_launch(fill_elements_kernel<T>, dim3(element_grid(c.total, sms)),
+                    dim3(element_threads), s, c.k, p.dst, value, c.total);
 }
 
 void launch_fill(const fill_plan& p, gpuStream_t s, int sms) {
   if (p.count == 0) return;
   const launch_choice c = choose_fill(p);
+  gpuError_t e = gpuSuccess;
   if (c.kind == kernel_kind::bytes) {
     kbytes v{};
     std::memcpy(v.b, p.pattern, sizeof v.b);
-    fill_bytes_kernel<<<grid_for((c.total + element_threads - 1) / element_threads, sms),
-                        element_threads, 0, s>>>(c.k, p.dst, v, p.itemsize, c.total);
+    e = gpu_launch(fill_bytes_kernel, dim3(element_grid(c.total, sms)), dim3(element_threads), s,
+                   c.k, p.dst, v, p.itemsize, c.total);
   } else {
     switch (p.unit) {
       case 1:
-        launch_fill_t<word<1>::type>(p, c, s, sms);
+        e = launch_fill_t<word<1>::type>(p, c, s, sms);
         break;
       case 2:
-        launch_fill_t<word<2>::type>(p, c, s, sms);
+        e = launch_fill_t<word<2>::type>(p, c, s, sms);
         break;
       case 4:
-        launch_fill_t<word<4>::type>(p, c, s, sms);
+        e = launch_fill_t<word<4>::type>(p, c, s, sms);
         break;
       case 8:
-        launch_fill_t<word<8>::type>(p, c, s, sms);
+        e = launch_fill_t<word<8>::type>(p, c, s, sms);
         break;
       default:
-        launch_fill_t<word<16>::type>(p, c, s, sms);
+        e = launch_fill_t<word<16>::type>(p, c, s, sms);
         break;
     }
   }
-  check(gpuGetLastError(), "kernel launch (fill)");
+  check_stream_call(e, "kernel launch (fill)", reinterpret_cast<uint64_t>(s));
 }
 
 // ------------------------------------------------------------------------------------------------
 // The backend
+
+constexpr int max_tracked_devices = 64;
 
 class gpu_backend final : public backend {
  public:
   const char* name() const override { return GTS_GPU_NAME; }
 
   int device_count() noexcept override {
-    init_count();
-    return count_;
+    init();
+    return count_.load(std::memory_order_acquire);
   }
 
   std::string no_device_reason() override {
-    init_count();
+    init();
+    std::lock_guard<std::mutex> lock(init_mu_);
     return reason_;
+  }
+
+  error_kind no_device_kind() override {
+    init();
+    std::lock_guard<std::mutex> lock(init_mu_);
+    return reason_kind_;
+  }
+
+  /// Probes the runtime again at the next query (the simulated machine was reconfigured).
+  void reinitialize() {
+    std::lock_guard<std::mutex> lock(init_mu_);
+    inited_.store(false, std::memory_order_release);
+  }
+
+  int current_device() override {
+    require_devices();
+    int dev = 0;
+    check(gpuGetDevice(&dev), GTS_GPU_FN(GetDevice));
+    return dev;
+  }
+
+  void set_current_device(int device_id) override {
+    const int dev = checked_device(device_id);
+    check(gpuSetDevice(dev), GTS_GPU_FN(SetDevice));
   }
 
   void* allocate(std::size_t bytes, std::size_t alignment, memory_kind kind,
@@ -317,9 +389,12 @@ class gpu_backend final : public backend {
     require_devices();
     if (bytes == 0) return;
     if (dst == nullptr || src == nullptr) fail_arg(dst ? "src" : "dst", "is NULL");
-    device_guard g(device_of(dir == direction::device_to_host ? src : dst));
-    check(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault, to_stream(stream)),
-          GTS_GPU_FN(MemcpyAsync));
+    const int dev = device_of(dir == direction::device_to_host ? src : dst);
+    device_guard g(dev);
+    bound_stream s(*this, dev, stream);
+    check_stream_call(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault, s.get()),
+                      GTS_GPU_FN(MemcpyAsync), stream);
+    s.join_back();
     note_transfer(dir, bytes);
   }
 
@@ -330,13 +405,15 @@ class gpu_backend final : public backend {
     if (dst.size() == 0) return;
     if (dst.data == nullptr || src.data == nullptr) fail_arg(dst.data ? "src" : "dst", "is NULL");
     const int dev = device_of(dir == direction::device_to_host ? src.data : dst.data);
-    device_guard g(dev);
-    gpu_rt rt(*this, dev, to_stream(stream));
     if (dir == direction::device_to_device && device_of(src.data) != dev &&
         !detail::plan_copy(dst, src).is_memcpy()) {
-      copy_across_devices(rt, dst, src);
+      copy_across_devices(dst, src, dev, stream);
     } else {
+      device_guard g(dev);
+      bound_stream s(*this, dev, stream);
+      gpu_rt rt(*this, dev, s.get(), stream);
       detail::engine_copy(rt, dst, src, dir);
+      s.join_back();
     }
     note_transfer(dir, static_cast<std::size_t>(dst.size() * dst.type.itemsize));
   }
@@ -348,21 +425,25 @@ class gpu_backend final : public backend {
     if (value == nullptr) fail_arg("value", "is NULL");
     const int dev = device_of(dst.data);
     device_guard g(dev);
-    gpu_rt rt(*this, dev, to_stream(stream));
+    bound_stream s(*this, dev, stream);
+    gpu_rt rt(*this, dev, s.get(), stream);
     detail::engine_fill(rt, dst, value);
+    s.join_back();
   }
 
   void synchronize(uint64_t stream) override {
     require_devices();
-    if (stream != 0) {
-      check(gpuStreamSynchronize(to_stream(stream)), GTS_GPU_FN(StreamSynchronize));
+    if (!default_stream_handle(stream)) {
+      check_stream_call(gpuStreamSynchronize(to_stream(stream)), GTS_GPU_FN(StreamSynchronize),
+                        stream);
       return;
     }
-    // The legacy default stream is per device: wait on each device this backend has used.
-    for (int d = 0; d < count_; ++d) {
+    // A default stream is per device: wait on each device this backend has used.
+    const int n = count_.load(std::memory_order_acquire);
+    for (int d = 0; d < n; ++d) {
       if (!used(d)) continue;
       device_guard g(d);
-      check(gpuStreamSynchronize(nullptr), GTS_GPU_FN(StreamSynchronize));
+      check(gpuStreamSynchronize(to_stream(stream)), GTS_GPU_FN(StreamSynchronize));
     }
   }
 
@@ -385,9 +466,10 @@ class gpu_backend final : public backend {
     const int dev = target >= 0 ? target : (pi.device_id >= 0 ? pi.device_id : current_device());
     // Without concurrent managed access (e.g. Windows, some older GPUs) the runtime migrates
     // on kernel launch and synchronize; prefetching there is an error, not a hint.
-    if (dev >= count_ || !info(dev).concurrent_managed) return;
+    if (dev >= count_.load(std::memory_order_acquire) || !info(dev).concurrent_managed) return;
     device_guard g(dev);
-    check(gpu_prefetch(ptr, bytes, target, to_stream(stream)), GTS_GPU_FN(MemPrefetchAsync));
+    check_stream_call(gpu_prefetch(ptr, bytes, target, to_stream(stream)),
+                      GTS_GPU_FN(MemPrefetchAsync), stream);
   }
 
   int dl_device_type(memory_kind kind) const noexcept override {
@@ -430,7 +512,7 @@ class gpu_backend final : public backend {
           pi.owned = true;
           pi.base = reinterpret_cast<void*>(it->first);
           pi.bytes = r.bytes;
-          pi.device_id = r.kind == memory_kind::pinned_host ? -1 : r.device;
+          pi.device_id = r.device;
           pi.space = r.kind == memory_kind::device    ? pointer_space::device
                      : r.kind == memory_kind::unified ? pointer_space::unified
                                                       : pointer_space::pinned_host;
@@ -455,6 +537,7 @@ class gpu_backend final : public backend {
         break;
       case gpu_space::pinned:
         pi.space = pointer_space::pinned_host;
+        pi.device_id = attr.device;  // the device current when it was allocated
         break;
       case gpu_space::host:
         break;
@@ -469,7 +552,7 @@ class gpu_backend final : public backend {
     check(gpuStreamCreateWithFlags(&s, gpuStreamNonBlocking), GTS_GPU_FN(StreamCreateWithFlags));
     mark_used(dev);
     std::lock_guard<std::mutex> lock(mu_);
-    streams_.insert(reinterpret_cast<uint64_t>(s));
+    streams_[reinterpret_cast<uint64_t>(s)] = dev;
     return reinterpret_cast<uint64_t>(s);
   }
 
@@ -487,7 +570,7 @@ class gpu_backend final : public backend {
     gpuEvent_t e = nullptr;
     check(gpuEventCreateWithFlags(&e, gpuEventDefault), GTS_GPU_FN(EventCreateWithFlags));
     std::lock_guard<std::mutex> lock(mu_);
-    events_.insert(reinterpret_cast<uint64_t>(e));
+    events_[reinterpret_cast<uint64_t>(e)] = dev;
     return reinterpret_cast<uint64_t>(e);
   }
 
@@ -499,20 +582,39 @@ class gpu_backend final : public backend {
     if (gpuEventDestroy(to_event(event)) != gpuSuccess) (void)gpuGetLastError();
   }
 
+  // An event is recorded with its own device current (a default-stream handle then names that
+  // device's default stream); a stream of another device cannot record it, in CUDA's rules.
   void record_event(uint64_t event, uint64_t stream) override {
-    check(gpuEventRecord(live_event(event), to_stream(stream)), GTS_GPU_FN(EventRecord));
+    const int edev = event_device(event);
+    const int sdev = stream_device(stream);
+    if (sdev >= 0 && sdev != edev) {
+      fail_arg("stream", hex(reinterpret_cast<void*>(stream)) + " belongs to device " +
+                             std::to_string(sdev) + ", the event to device " +
+                             std::to_string(edev) +
+                             "; an event can only be recorded on a stream of its own device");
+    }
+    device_guard g(edev);
+    check_stream_call(gpuEventRecord(to_event(event), to_stream(stream)), GTS_GPU_FN(EventRecord),
+                      stream);
   }
 
+  // The stream's device is made current (for a default-stream handle: the event's device).
   void wait_event(uint64_t stream, uint64_t event) override {
-    check(gpuStreamWaitEvent(to_stream(stream), live_event(event), 0), GTS_GPU_FN(StreamWaitEvent));
+    const int edev = event_device(event);
+    const int sdev = stream_device(stream);
+    device_guard g(sdev >= 0 ? sdev : edev);
+    check_stream_call(gpuStreamWaitEvent(to_stream(stream), to_event(event), 0),
+                      GTS_GPU_FN(StreamWaitEvent), stream);
   }
 
   void synchronize_event(uint64_t event) override {
-    check(gpuEventSynchronize(live_event(event)), GTS_GPU_FN(EventSynchronize));
+    event_device(event);
+    check(gpuEventSynchronize(to_event(event)), GTS_GPU_FN(EventSynchronize));
   }
 
   bool event_done(uint64_t event) override {
-    const gpuError_t e = gpuEventQuery(live_event(event));
+    event_device(event);
+    const gpuError_t e = gpuEventQuery(to_event(event));
     if (e == gpuSuccess) return true;
     if (e == gpuErrorNotReady) {
       (void)gpuGetLastError();
@@ -522,9 +624,10 @@ class gpu_backend final : public backend {
   }
 
   float elapsed_ms(uint64_t start, uint64_t end) override {
+    event_device(start);
+    event_device(end);
     float ms = 0.0f;
-    check(gpuEventElapsedTime(&ms, live_event(start), live_event(end)),
-          GTS_GPU_FN(EventElapsedTime));
+    check(gpuEventElapsedTime(&ms, to_event(start), to_event(end)), GTS_GPU_FN(EventElapsedTime));
     return ms;
   }
 
@@ -536,30 +639,37 @@ class gpu_backend final : public backend {
     int device = 0;
   };
   struct dev_info {
-    std::once_flag once;
     int sms = 1;
     bool pools = false;
     bool concurrent_managed = false;
+    std::size_t max_pitch = 0;
+    // Created on first use (a pool or stream initializes the device's context, which a rank
+    // that uses one GPU of a node must not pay on the others).
+    std::mutex mu;
+    bool pool_tried = false;
+    gpuMemPool_t pool = nullptr;
+    gpuStream_t helper = nullptr;
   };
 
-  // A device temporary, stream-ordered where the device has memory pools (the free is then
-  // enqueued behind the work that uses the buffer, so the caller need not wait).
+  // A device temporary: from the library's pool in stream order where the device has pools
+  // (the free is enqueued behind the work that uses the buffer, so the caller need not wait),
+  // else cudaMalloc/cudaFree.
   class temp_buffer {
    public:
-    temp_buffer(bool pooled, std::size_t bytes, gpuStream_t s) : s_(s), pooled_(pooled) {
+    temp_buffer(gpuMemPool_t pool, std::size_t bytes, gpuStream_t s) : s_(s), pool_(pool) {
       const std::size_t n = bytes == 0 ? 1 : bytes;
-      if (pooled_) {
-        check(gpuMallocAsync(&ptr_, n, s), GTS_GPU_FN(MallocAsync));
+      if (pool_ != nullptr) {
+        check(gpuMallocFromPoolAsync(&ptr_, n, pool_, s), GTS_GPU_FN(MallocFromPoolAsync));
       } else {
         check(gpuMalloc(&ptr_, n), GTS_GPU_FN(Malloc));
       }
     }
     ~temp_buffer() {
       if (ptr_ == nullptr) return;
-      const gpuError_t e = pooled_ ? gpuFreeAsync(ptr_, s_) : gpuFree(ptr_);
+      const gpuError_t e = pool_ != nullptr ? gpuFreeAsync(ptr_, s_) : gpuFree(ptr_);
       if (e != gpuSuccess) (void)gpuGetLastError();
     }
-    temp_buffer(temp_buffer&& o) noexcept : ptr_(o.ptr_), s_(o.s_), pooled_(o.pooled_) {
+    temp_buffer(temp_buffer&& o) noexcept : ptr_(o.ptr_), s_(o.s_), pool_(o.pool_) {
       o.ptr_ = nullptr;
     }
     temp_buffer(const temp_buffer&) = delete;
@@ -570,106 +680,262 @@ class gpu_backend final : public backend {
    private:
     void* ptr_ = nullptr;
     gpuStream_t s_;
-    bool pooled_ = false;
+    gpuMemPool_t pool_ = nullptr;
+  };
+
+  // The stream work for device @p dev (current, by the caller's guard) runs on, for the caller's
+  // stream handle: the handle itself, unless it is a stream of another device. Then the device's
+  // internal stream waits for what the caller queued on its stream, and join_back() makes the
+  // caller's stream wait for the work queued here.
+  class bound_stream {
+   public:
+    bound_stream(gpu_backend& be, int dev, uint64_t handle) : handle_(handle) {
+      const int sdev = be.stream_device(handle);
+      if (sdev < 0 || sdev == dev) {
+        s_ = to_stream(handle);
+        return;
+      }
+      other_ = sdev;
+      s_ = be.helper_stream(dev);
+      gpuEvent_t queued = nullptr;
+      {
+        device_guard g(sdev);
+        check(gpuEventCreateWithFlags(&queued, gpuEventDisableTiming),
+              GTS_GPU_FN(EventCreateWithFlags));
+        const gpuError_t e = gpuEventRecord(queued, to_stream(handle));
+        if (e != gpuSuccess) (void)gpuEventDestroy(queued);
+        check_stream_call(e, GTS_GPU_FN(EventRecord), handle);
+      }
+      const gpuError_t e = gpuStreamWaitEvent(s_, queued, 0);
+      (void)gpuEventDestroy(queued);  // released once the wait no longer needs it
+      check(e, GTS_GPU_FN(StreamWaitEvent));
+    }
+    [[nodiscard]] gpuStream_t get() const { return s_; }
+    void join_back() {
+      if (other_ < 0) return;
+      gpuEvent_t done = nullptr;
+      check(gpuEventCreateWithFlags(&done, gpuEventDisableTiming),
+            GTS_GPU_FN(EventCreateWithFlags));
+      gpuError_t e = gpuEventRecord(done, s_);
+      if (e == gpuSuccess) {
+        device_guard g(other_);
+        e = gpuStreamWaitEvent(to_stream(handle_), done, 0);
+      }
+      (void)gpuEventDestroy(done);
+      check(e, GTS_GPU_FN(StreamWaitEvent));
+    }
+    bound_stream(const bound_stream&) = delete;
+    bound_stream& operator=(const bound_stream&) = delete;
+
+   private:
+    uint64_t handle_;
+    int other_ = -1;
+    gpuStream_t s_ = nullptr;
   };
 
   // The runtime policy of transfer_engine.hpp: one device (current, by the caller's guard) and
   // one stream.
   class gpu_rt {
    public:
-    gpu_rt(gpu_backend& be, int dev, gpuStream_t s)
-        : s_(s), sms_(be.info(dev).sms), pooled_(be.info(dev).pools) {}
+    gpu_rt(gpu_backend& be, int dev, gpuStream_t s, uint64_t handle)
+        : s_(s),
+          handle_(handle),
+          sms_(be.info(dev).sms),
+          max_pitch_(be.info(dev).max_pitch),
+          pool_(be.pool_for(dev)) {}
     void memcpy(void* dst, const void* src, std::size_t bytes) {
-      check(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault, s_), GTS_GPU_FN(MemcpyAsync));
+      check_stream_call(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault, s_),
+                        GTS_GPU_FN(MemcpyAsync), handle_);
     }
+    // Pitches beyond the copy engine's limit are refused before the call (the caller stages);
+    // every error of the call itself is a real error.
     bool memcpy_2d(void* dst, std::size_t dpitch, const void* src, std::size_t spitch,
                    std::size_t width, std::size_t height) {
-      const gpuError_t e =
-          gpuMemcpy2DAsync(dst, dpitch, src, spitch, width, height, gpuMemcpyDefault, s_);
-      if (e == gpuSuccess) return true;
-      // Pitches beyond the copy engine's limits: refuse, the caller stages instead.
-      if (e == gpuErrorInvalidPitchValue || e == gpuErrorInvalidValue) {
-        (void)gpuGetLastError();
-        return false;
-      }
-      raise_error(e, GTS_GPU_FN(Memcpy2DAsync));
+      if (dpitch > max_pitch_ || spitch > max_pitch_) return false;
+      check_stream_call(
+          gpuMemcpy2DAsync(dst, dpitch, src, spitch, width, height, gpuMemcpyDefault, s_),
+          GTS_GPU_FN(Memcpy2DAsync), handle_);
+      return true;
     }
     void memset(void* dst, unsigned char value, std::size_t bytes) {
-      check(gpuMemsetAsync(dst, value, bytes, s_), GTS_GPU_FN(MemsetAsync));
+      check_stream_call(gpuMemsetAsync(dst, value, bytes, s_), GTS_GPU_FN(MemsetAsync), handle_);
     }
-    void wait() { check(gpuStreamSynchronize(s_), GTS_GPU_FN(StreamSynchronize)); }
-    temp_buffer device_temp(std::size_t bytes) { return temp_buffer(pooled_, bytes, s_); }
+    void wait() {
+      check_stream_call(gpuStreamSynchronize(s_), GTS_GPU_FN(StreamSynchronize), handle_);
+    }
+    temp_buffer device_temp(std::size_t bytes) { return temp_buffer(pool_, bytes, s_); }
     void launch_copy(const copy_plan& p) { GTS_GPU_NS::launch_copy(p, s_, sms_); }
     void launch_fill(const fill_plan& p) { GTS_GPU_NS::launch_fill(p, s_, sms_); }
     [[nodiscard]] gpuStream_t stream() const { return s_; }
 
    private:
     gpuStream_t s_;
+    uint64_t handle_;
     int sms_;
-    bool pooled_;
+    std::size_t max_pitch_;
+    gpuMemPool_t pool_;
   };
 
   static gpuEvent_t to_event(uint64_t e) { return reinterpret_cast<gpuEvent_t>(e); }
 
-  gpuEvent_t live_event(uint64_t event) {
+  // Device of a live event of this backend; invalid_argument for anything else.
+  int event_device(uint64_t event) {
     require_devices();
     std::lock_guard<std::mutex> lock(mu_);
-    if (events_.count(event) == 0) {
+    auto it = events_.find(event);
+    if (it == events_.end()) {
       fail_arg("event", hex(reinterpret_cast<void*>(event)) + " is not a live event of the " +
                             GTS_GPU_NAME + " backend");
     }
-    return to_event(event);
+    return it->second;
   }
 
-  void init_count() noexcept {
-    try {
-      std::call_once(count_once_, [this] {
-        int n = 0;
-        const gpuError_t e = gpuGetDeviceCount(&n);
-        if (e != gpuSuccess) {
-          (void)gpuGetLastError();
-          count_ = 0;
-          reason_ = std::string("no ") + GTS_GPU_LABEL + " device: " + GTS_GPU_FN(GetDeviceCount) +
-                    " returned " + error_text(e);
-          return;
-        }
-        if (n <= 0) {
-          count_ = 0;
-          reason_ = std::string("no ") + GTS_GPU_LABEL + " device: " + GTS_GPU_FN(GetDeviceCount) +
-                    " found 0 devices";
-          if (const char* v = std::getenv(GTS_GPU_VISIBLE_ENV)) {
-            reason_ += std::string(" (" GTS_GPU_VISIBLE_ENV "='") + v + "')";
+  // Device a stream handle belongs to; -1 for default-stream handles (the current device's) and
+  // for streams the runtime cannot place.
+  int stream_device(uint64_t handle) {
+    if (default_stream_handle(handle)) return -1;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = streams_.find(handle);
+      if (it != streams_.end()) return it->second;
+    }
+#if defined(GTS_GPU_HAVE_STREAM_GET_DEVICE)
+    int dev = -1;
+    if (gpuStreamGetDevice(to_stream(handle), &dev) == gpuSuccess) return dev;
+    (void)gpuGetLastError();
+#endif
+    return -1;
+  }
+
+  // The library's own non-blocking stream on @p dev, for work joined to another device's stream.
+  gpuStream_t helper_stream(int dev) {
+    dev_info& d = info(dev);
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (d.helper == nullptr) {
+      device_guard g(dev);
+      check(gpuStreamCreateWithFlags(&d.helper, gpuStreamNonBlocking),
+            GTS_GPU_FN(StreamCreateWithFlags));
+    }
+    return d.helper;
+  }
+
+  // The library's staging pool on @p dev (null: the device has no pools, use cudaMalloc). Its
+  // release threshold keeps freed blocks mapped across synchronizations; raw_allocate trims it
+  // when device memory runs out.
+  gpuMemPool_t pool_for(int dev) {
+    dev_info& d = info(dev);
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (!d.pool_tried) {
+      d.pool_tried = true;
+      if (d.pools) {
+        device_guard g(dev);
+        gpuMemPoolProps props{};
+        props.allocType = gpuMemAllocationTypePinned;
+        props.location.type = gpuMemLocationTypeDevice;
+        props.location.id = dev;
+        gpuMemPool_t pool = nullptr;
+        if (gpuMemPoolCreate(&pool, &props) == gpuSuccess) {
+          uint64_t keep = UINT64_MAX;
+          if (gpuMemPoolSetAttribute(pool, gpuMemPoolAttrReleaseThreshold, &keep) == gpuSuccess) {
+            d.pool = pool;
           }
-          return;
         }
-        devices_.reset(new dev_info[static_cast<std::size_t>(n)]);
-        count_ = n;
-      });
+        (void)gpuGetLastError();
+      }
+    }
+    return d.pool;
+  }
+
+  // Asks the runtime (once, or again after reinitialize()) what devices there are.
+  void init() noexcept {
+    if (inited_.load(std::memory_order_acquire)) return;
+    try {
+      std::lock_guard<std::mutex> lock(init_mu_);
+      if (inited_.load(std::memory_order_relaxed)) return;
+      probe();
+      inited_.store(true, std::memory_order_release);
     } catch (...) {
-      // call_once or a string allocation failed: report no device rather than terminate.
+      // A string allocation failed: report no device rather than terminate.
     }
   }
 
-  void require_devices() {
-    if (device_count() == 0) fail(error_kind::no_device, no_device_reason());
-  }
-
-  dev_info& info(int dev) {
-    dev_info& d = devices_[static_cast<std::size_t>(dev)];
-    std::call_once(d.once, [&] {
-      int v = 0;
-      if (gpuDeviceGetAttribute(&v, gpuDevAttrMultiProcessorCount, dev) == gpuSuccess && v > 0) {
-        d.sms = v;
+  void probe() {
+    reason_.clear();
+    reason_kind_ = error_kind::no_device;
+    int n = 0;
+    const gpuError_t e = gpuGetDeviceCount(&n);
+    if (e != gpuSuccess || n <= 0) {
+      (void)gpuGetLastError();
+      count_.store(0, std::memory_order_release);
+      reason_ = std::string("no ") + GTS_GPU_LABEL + " device: " + GTS_GPU_FN(GetDeviceCount) +
+                (e != gpuSuccess ? " returned " + error_text(e) : std::string(" found 0 devices"));
+#if defined(GTS_GPU_RUNTIME_VERSION)
+      int driver = 0;
+      if (gpuDriverGetVersion(&driver) != gpuSuccess) driver = 0;
+      (void)gpuGetLastError();
+      const int built = GTS_GPU_RUNTIME_VERSION;
+      if (e == gpuErrorInsufficientDriver && driver > 0 && driver < built) {
+        // A GPU is probably there, and the fix is known: say so, with both versions.
+        reason_kind_ = error_kind::driver_too_old;
+        reason_ = std::string("no usable ") + GTS_GPU_LABEL + " device: the driver supports CUDA " +
+                  cuda_version_text(driver) + ", but this gtstorage was built with CUDA " +
+                  cuda_version_text(built) + ", which needs a driver for CUDA " +
+                  cuda_version_text(built) + " or newer" +
+                  (built >= 13000   ? " (Linux driver branch 580 or later)"
+                   : built >= 12000 ? " (Linux driver branch 525 or later)"
+                                    : "") +
+                  "; update the driver, or build gtstorage with a CUDA Toolkit no newer than " +
+                  cuda_version_text(driver) + " (docs/gpu-validation.md, \"Driver floor\")";
+      } else if (e == gpuErrorInsufficientDriver && driver == 0) {
+        reason_ += " (no driver is installed)";
       }
+#endif
+      if (const char* v = std::getenv(GTS_GPU_VISIBLE_ENV)) {
+        if (e == gpuErrorNoDevice || e == gpuSuccess) {
+          reason_ += std::string(" (" GTS_GPU_VISIBLE_ENV "='") + v + "')";
+        }
+      }
+#if defined(GTS_GPU_SIM)
+      // The simulated machine was configured without devices (or with a bad environment).
+      const std::string env = ::gts::simcuda::control::environment_error();
+      if (!env.empty()) {
+        reason_ = std::string("no ") + GTS_GPU_LABEL + " device: " + env;
+      } else if (e == gpuErrorNoDevice) {
+        reason_ = std::string("no ") + GTS_GPU_LABEL +
+                  " device: the simulated machine has 0 devices (GTSTORAGE_EMULATED_DEVICES=0 "
+                  "or set_emulated_device_count(0))";
+      }
+#endif
+      return;
+    }
+    n = std::min(n, max_tracked_devices);
+    for (int dev = 0; dev < n; ++dev) {
+      dev_info& d = devices_[static_cast<std::size_t>(dev)];
+      int v = 0;
+      d.sms = gpuDeviceGetAttribute(&v, gpuDevAttrMultiProcessorCount, dev) == gpuSuccess && v > 0
+                  ? v
+                  : 1;
       v = 0;
       d.pools =
           gpuDeviceGetAttribute(&v, gpuDevAttrMemoryPoolsSupported, dev) == gpuSuccess && v != 0;
       v = 0;
       d.concurrent_managed =
           gpuDeviceGetAttribute(&v, gpuDevAttrConcurrentManagedAccess, dev) == gpuSuccess && v != 0;
+      v = 0;
+      d.max_pitch = gpuDeviceGetAttribute(&v, gpuDevAttrMaxPitch, dev) == gpuSuccess && v > 0
+                        ? static_cast<std::size_t>(v)
+                        : std::size_t(INT32_MAX);
       (void)gpuGetLastError();
-    });
-    return d;
+    }
+    count_.store(n, std::memory_order_release);
+  }
+
+  void require_devices() {
+    if (device_count() == 0) fail(no_device_kind(), no_device_reason());
+  }
+
+  dev_info& info(int dev) {
+    return devices_[static_cast<std::size_t>(dev)];
   }
 
   bool used(int dev) const {
@@ -683,9 +949,10 @@ class gpu_backend final : public backend {
   int device_of(const void* p) {
     const pointer_info pi = query_pointer(p);
     int dev = pi.device_id;
-    if (dev < 0 || dev >= count_) {
+    const int n = count_.load(std::memory_order_acquire);
+    if (dev < 0 || dev >= n || pi.space == pointer_space::pinned_host) {
       dev = current_device();
-      if (dev < 0 || dev >= count_) dev = 0;
+      if (dev < 0 || dev >= n) dev = 0;
     }
     mark_used(dev);
     return dev;
@@ -694,27 +961,48 @@ class gpu_backend final : public backend {
   void* raw_allocate(std::size_t total, memory_kind kind, int dev) {
     device_guard g(dev);
     mark_used(dev);
-    void* p = nullptr;
-    gpuError_t e = gpuSuccess;
     const char* fn = GTS_GPU_FN(Malloc);
-    switch (kind) {
-      case memory_kind::device:
-        e = gpuMalloc(&p, total);
-        break;
-      case memory_kind::unified:
-        fn = GTS_GPU_FN(MallocManaged);
-        e = gpuMallocManaged(&p, total, gpuMemAttachGlobal);
-        break;
-      case memory_kind::pinned_host:
-        fn = GTS_GPU_FN(HostAlloc);
-        e = gpuHostAlloc(&p, total, gpuHostAllocPortable);
-        break;
-    }
-    if (e != gpuSuccess) {
+    for (int attempt = 0;; ++attempt) {
+      void* p = nullptr;
+      gpuError_t e = gpuSuccess;
+      switch (kind) {
+        case memory_kind::device:
+          e = gpuMalloc(&p, total);
+          break;
+        case memory_kind::unified:
+          fn = GTS_GPU_FN(MallocManaged);
+          e = gpuMallocManaged(&p, total, gpuMemAttachGlobal);
+          break;
+        case memory_kind::pinned_host:
+          fn = GTS_GPU_FN(HostAlloc);
+          e = gpuHostAlloc(&p, total, gpuHostAllocPortable);
+          break;
+      }
+      if (e == gpuSuccess) return p;
+      // Out of device memory: give back what the staging pool keeps, then try once more.
+      if (e == gpuErrorMemoryAllocation && attempt == 0 && kind != memory_kind::pinned_host &&
+          release_staging(dev)) {
+        (void)gpuGetLastError();
+        continue;
+      }
       raise_error(e, std::string(fn) + " of " + std::to_string(total) + " bytes on device " +
                          std::to_string(dev));
     }
-    return p;
+  }
+
+  // Returns the staging pool's unused memory on @p dev (current) to the device; false if there
+  // is no pool.
+  bool release_staging(int dev) {
+    gpuMemPool_t pool = nullptr;
+    {
+      dev_info& d = info(dev);
+      std::lock_guard<std::mutex> lock(d.mu);
+      pool = d.pool;
+    }
+    if (pool == nullptr) return false;
+    // Frees still queued behind work return their blocks to the pool when that work is done.
+    if (gpuDeviceSynchronize() != gpuSuccess) return false;
+    return gpuMemPoolTrimTo(pool, 0) == gpuSuccess;
   }
 
   static void raw_free(void* base, memory_kind kind, int dev) noexcept {
@@ -727,45 +1015,76 @@ class gpu_backend final : public backend {
     if (switch_dev && prev >= 0 && gpuSetDevice(prev) != gpuSuccess) (void)gpuGetLastError();
   }
 
-  // Device -> other device with a layout change: bring the source's dense span (packed on its
-  // own device first if it has gaps) to the destination device (the current one, on rt's
-  // stream), then change the layout there.
-  void copy_across_devices(gpu_rt& rt, const strided_array& dst, const strided_array& src) {
+  // Device -> other device with a layout change: pack the source on its own device (if it has
+  // gaps), bring its dense span to the destination device, change the layout there. Ordered
+  // without blocking the host: the source side runs on the caller's stream as seen from the
+  // source device (a default-stream handle: that device's default stream, where its producer
+  // queued), the destination side waits for it through an event, and the source side waits for
+  // the peer copy to have read the source before anything later may overwrite it.
+  void copy_across_devices(const strided_array& dst, const strided_array& src, int ddev,
+                           uint64_t handle) {
     const int sdev = device_of(src.data);
-    rt.wait();
+    device_guard on_source(sdev);
+    bound_stream src_stream(*this, sdev, handle);
+    gpu_rt src_rt(*this, sdev, src_stream.get(), handle);
     strided_array moved = src;
     std::unique_ptr<temp_buffer> packed;
     if (!detail::is_dense(src)) {
-      device_guard g(sdev);
-      gpu_rt on_src(*this, sdev, nullptr);
       packed = std::make_unique<temp_buffer>(
-          on_src.device_temp(static_cast<std::size_t>(src.size() * src.type.itemsize)));
+          src_rt.device_temp(static_cast<std::size_t>(src.size() * src.type.itemsize)));
       moved = detail::compact_like(src, packed->get());
-      on_src.launch_copy(detail::plan_copy(moved, src));
-      on_src.wait();
+      src_rt.launch_copy(detail::plan_copy(moved, src));
     }
-    const detail::byte_span sp = detail::span_of(moved);
-    auto tmp = rt.device_temp(static_cast<std::size_t>(sp.bytes()));
-    rt.memcpy(tmp.get(), moved.data + sp.lo, static_cast<std::size_t>(sp.bytes()));
-    strided_array on_dev = moved;
-    on_dev.data = tmp.get() - sp.lo;
-    rt.launch_copy(detail::plan_copy(dst, on_dev));
-    if (packed) {
-      rt.wait();  // The peer copy reads the packed buffer; free it (on its device) afterwards.
-      device_guard g(sdev);
-      packed.reset();
+    gpuEvent_t source_ready = record_join(src_stream.get());
+    {
+      device_guard on_destination(ddev);
+      bound_stream dst_stream(*this, ddev, handle);
+      const gpuError_t w = gpuStreamWaitEvent(dst_stream.get(), source_ready, 0);
+      (void)gpuEventDestroy(source_ready);
+      check(w, GTS_GPU_FN(StreamWaitEvent));
+      gpu_rt rt(*this, ddev, dst_stream.get(), handle);
+      const detail::byte_span sp = detail::span_of(moved);
+      {
+        auto tmp = rt.device_temp(static_cast<std::size_t>(sp.bytes()));
+        rt.memcpy(tmp.get(), moved.data + sp.lo, static_cast<std::size_t>(sp.bytes()));
+        strided_array on_dev = moved;
+        on_dev.data = tmp.get() - sp.lo;
+        rt.launch_copy(detail::plan_copy(dst, on_dev));
+      }
+      gpuEvent_t source_read = record_join(dst_stream.get());
+      dst_stream.join_back();
+      device_guard back(sdev);
+      const gpuError_t r = gpuStreamWaitEvent(src_stream.get(), source_read, 0);
+      (void)gpuEventDestroy(source_read);
+      check(r, GTS_GPU_FN(StreamWaitEvent));
     }
+    packed.reset();  // freed on the source stream, after the peer copy read it
+    src_stream.join_back();
   }
 
-  std::once_flag count_once_;
-  int count_ = 0;
+  // An event recorded on @p s (current device), for another stream to wait on.
+  static gpuEvent_t record_join(gpuStream_t s) {
+    gpuEvent_t e = nullptr;
+    check(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), GTS_GPU_FN(EventCreateWithFlags));
+    const gpuError_t r = gpuEventRecord(e, s);
+    if (r != gpuSuccess) {
+      (void)gpuEventDestroy(e);
+      raise_error(r, GTS_GPU_FN(EventRecord));
+    }
+    return e;
+  }
+
+  std::atomic<bool> inited_{false};
+  std::mutex init_mu_;
+  std::atomic<int> count_{0};
   std::string reason_;
-  std::unique_ptr<dev_info[]> devices_;
+  error_kind reason_kind_ = error_kind::no_device;
+  std::array<dev_info, max_tracked_devices> devices_;
   std::atomic<uint64_t> used_mask_{0};
   std::mutex mu_;
   std::map<uintptr_t, record> allocs_;
-  std::set<uint64_t> streams_;
-  std::set<uint64_t> events_;
+  std::map<uint64_t, int> streams_;  // created here -> device
+  std::map<uint64_t, int> events_;   // created here -> device
 };
 
 }  // namespace

@@ -1,8 +1,14 @@
-// Portability layer: the CUDA and HIP backends are one source (gpu_backend.inl) compiled twice.
-// It spells every runtime call as gpuXxx; this header maps those names onto the CUDA runtime
-// (GTS_GPU_HIP undefined) or the HIP runtime (GTS_GPU_HIP defined), and names the namespace,
-// backend name and DLPack codes of each build so both can live in one library.
+// Portability layer: the CUDA, HIP and emulated backends are one source (gpu_backend.inl)
+// compiled three times. It spells every runtime call as gpuXxx; this header maps those names
+// onto the CUDA runtime (default), the HIP runtime (GTS_GPU_HIP defined) or the simulated CUDA
+// runtime of src/device/sim (GTS_GPU_SIM defined: the "emulated" device, host code only), and
+// names the namespace, backend name and DLPack codes of each build so all can live in one
+// library.
 #pragma once
+
+#include <cstdint>
+#include <tuple>
+#include <utility>
 
 #if defined(GTS_GPU_HIP)
 
@@ -16,12 +22,18 @@
 #define GTS_GPU_DL_UNIFIED 10  // DLPack has no ROCm-managed code; managed memory is device memory
 #define GTS_GPU_DL_PINNED 11   // kDLROCMHost
 #define GTS_GPU_VISIBLE_ENV "HIP_VISIBLE_DEVICES"
+// HIP's version numbers are not CUDA's: no driver-floor check (GTS_GPU_RUNTIME_VERSION unset).
+#if HIP_VERSION_MAJOR >= 6
+#define GTS_GPU_HAVE_STREAM_GET_DEVICE 1
+#endif
 
 using gpuError_t = hipError_t;
 using gpuStream_t = hipStream_t;
 using gpuEvent_t = hipEvent_t;
 using gpuDeviceProp = hipDeviceProp_t;
 using gpuPointerAttributes = hipPointerAttribute_t;
+using gpuMemPool_t = hipMemPool_t;
+using gpuMemPoolProps = hipMemPoolProps;
 
 #define gpuSuccess hipSuccess
 #define gpuErrorNotReady hipErrorNotReady
@@ -31,10 +43,12 @@ using gpuPointerAttributes = hipPointerAttribute_t;
 #define gpuErrorNotSupported hipErrorNotSupported
 #define gpuErrorInvalidValue hipErrorInvalidValue
 #define gpuErrorInvalidPitchValue hipErrorInvalidPitchValue
+#define gpuErrorInvalidResourceHandle hipErrorInvalidResourceHandle
 #define gpuGetErrorString hipGetErrorString
 #define gpuGetErrorName hipGetErrorName
 #define gpuGetLastError hipGetLastError
 #define gpuGetDeviceCount hipGetDeviceCount
+#define gpuDriverGetVersion hipDriverGetVersion
 #define gpuGetDevice hipGetDevice
 #define gpuSetDevice hipSetDevice
 #define gpuGetDeviceProperties hipGetDeviceProperties
@@ -42,6 +56,7 @@ using gpuPointerAttributes = hipPointerAttribute_t;
 #define gpuDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #define gpuDevAttrConcurrentManagedAccess hipDeviceAttributeConcurrentManagedAccess
 #define gpuDevAttrMemoryPoolsSupported hipDeviceAttributeMemoryPoolsSupported
+#define gpuDevAttrMaxPitch hipDeviceAttributeMaxPitch
 #define gpuDeviceSynchronize hipDeviceSynchronize
 #define gpuMalloc hipMalloc
 #define gpuFree hipFree
@@ -50,10 +65,15 @@ using gpuPointerAttributes = hipPointerAttribute_t;
 #define gpuHostAlloc hipHostMalloc
 #define gpuFreeHost hipHostFree
 #define gpuHostAllocPortable hipHostMallocPortable
-#define gpuMallocAsync hipMallocAsync
 #define gpuFreeAsync hipFreeAsync
+#define gpuMallocFromPoolAsync hipMallocFromPoolAsync
+#define gpuMemPoolCreate hipMemPoolCreate
+#define gpuMemPoolSetAttribute hipMemPoolSetAttribute
+#define gpuMemPoolTrimTo hipMemPoolTrimTo
+#define gpuMemPoolAttrReleaseThreshold hipMemPoolAttrReleaseThreshold
+#define gpuMemAllocationTypePinned hipMemAllocationTypePinned
+#define gpuMemLocationTypeDevice hipMemLocationTypeDevice
 #define gpuMemcpyAsync hipMemcpyAsync
-#define gpuMemcpy hipMemcpy
 #define gpuMemcpy2DAsync hipMemcpy2DAsync
 #define gpuMemcpyDefault hipMemcpyDefault
 #define gpuMemsetAsync hipMemsetAsync
@@ -62,8 +82,10 @@ using gpuPointerAttributes = hipPointerAttribute_t;
 #define gpuStreamDestroy hipStreamDestroy
 #define gpuStreamSynchronize hipStreamSynchronize
 #define gpuStreamWaitEvent hipStreamWaitEvent
+#define gpuStreamGetDevice hipStreamGetDevice
 #define gpuEventCreateWithFlags hipEventCreateWithFlags
 #define gpuEventDefault hipEventDefault
+#define gpuEventDisableTiming hipEventDisableTiming
 #define gpuEventDestroy hipEventDestroy
 #define gpuEventRecord hipEventRecord
 #define gpuEventSynchronize hipEventSynchronize
@@ -92,26 +114,95 @@ inline gpu_space gpu_pointer_space(const gpuPointerAttributes& a) {
   return gpu_space::host;
 }
 
+/// Errors after which the device is unusable for the rest of the process.
+inline bool gpu_sticky_error(gpuError_t e) {
+  return e == hipErrorIllegalAddress || e == hipErrorLaunchFailure || e == hipErrorAssert ||
+         e == hipErrorLaunchTimeOut || e == hipErrorContextIsDestroyed;
+}
+
+/// Errors that mean "no usable device here" even after initialization succeeded.
+inline bool gpu_unavailable_error(gpuError_t e) {
+  return e == hipErrorNoDevice || e == hipErrorInsufficientDriver;
+}
+
+/// kernel<<<grid, block, 0, stream>>>(args...), returning the launch's own error (never an
+/// error an earlier call left behind, which hipGetLastError would report).
+template <class... Params, class... Args>
+gpuError_t gpu_launch(void (*kernel)(Params...), dim3 grid, dim3 block, gpuStream_t stream,
+                      Args&&... args) {
+  std::tuple<Params...> values(static_cast<Params>(std::forward<Args>(args))...);
+  return std::apply(
+      [&](auto&... v) {
+        void* argv[] = {static_cast<void*>(&v)...};
+        return hipLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, argv, 0, stream);
+      },
+      values);
+}
+
 }  // namespace gts::device::GTS_GPU_NS
 
-#else  // CUDA
+#else  // CUDA, real or simulated
+
+#if defined(GTS_GPU_SIM)
+
+#include "device/sim/sim_control.hpp"
+#include "device/sim/sim_runtime.hpp"
+
+#define GTS_GPU_NS sim_impl
+#define GTS_GPU_NAME "emulated"
+#define GTS_GPU_LABEL "emulated"
+// The simulated device is host memory: its descriptors must never pass for CUDA memory, so
+// CuPy or PyTorch cannot take a host address for a device pointer. Its device memory says
+// kDLExtDev ("not a device you know", consumers refuse it); its unified and pinned memory are
+// what they really are, host memory that the simulated device can also reach (kDLCPU).
+#define GTS_GPU_DL_DEVICE 12  // kDLExtDev
+#define GTS_GPU_DL_UNIFIED 1  // kDLCPU
+#define GTS_GPU_DL_PINNED 1   // kDLCPU
+#define GTS_GPU_VISIBLE_ENV "GTSTORAGE_EMULATED_DEVICES"
+#define GTS_GPU_RUNTIME_VERSION (::gts::simcuda::runtime_version)
+#define GTS_GPU_HAVE_STREAM_GET_DEVICE 1
+
+namespace gts::device::sim_impl {
+using namespace ::gts::simcuda;  // CUDA's names, as the CUDA build sees them globally
+}  // namespace gts::device::sim_impl
+
+using gpuError_t = ::gts::simcuda::cudaError_t;
+using gpuStream_t = ::gts::simcuda::cudaStream_t;
+using gpuEvent_t = ::gts::simcuda::cudaEvent_t;
+using gpuDeviceProp = ::gts::simcuda::cudaDeviceProp;
+using gpuPointerAttributes = ::gts::simcuda::cudaPointerAttributes;
+using gpuMemPool_t = ::gts::simcuda::cudaMemPool_t;
+using gpuMemPoolProps = ::gts::simcuda::cudaMemPoolProps;
+using gpuMemLocation = ::gts::simcuda::cudaMemLocation;
+
+#else
 
 #include <cuda_runtime.h>
 
 #define GTS_GPU_NS cuda_impl
 #define GTS_GPU_NAME "cuda"
 #define GTS_GPU_LABEL "CUDA"
-#define GTS_GPU_FN(name) "cuda" #name
 #define GTS_GPU_DL_DEVICE 2    // kDLCUDA
 #define GTS_GPU_DL_UNIFIED 13  // kDLCUDAManaged
 #define GTS_GPU_DL_PINNED 3    // kDLCUDAHost
 #define GTS_GPU_VISIBLE_ENV "CUDA_VISIBLE_DEVICES"
+#define GTS_GPU_RUNTIME_VERSION CUDART_VERSION
+#if CUDART_VERSION >= 12080
+#define GTS_GPU_HAVE_STREAM_GET_DEVICE 1
+#endif
 
 using gpuError_t = cudaError_t;
 using gpuStream_t = cudaStream_t;
 using gpuEvent_t = cudaEvent_t;
 using gpuDeviceProp = cudaDeviceProp;
 using gpuPointerAttributes = cudaPointerAttributes;
+using gpuMemPool_t = cudaMemPool_t;
+using gpuMemPoolProps = cudaMemPoolProps;
+using gpuMemLocation = cudaMemLocation;
+
+#endif
+
+#define GTS_GPU_FN(name) "cuda" #name
 
 #define gpuSuccess cudaSuccess
 #define gpuErrorNotReady cudaErrorNotReady
@@ -121,10 +212,12 @@ using gpuPointerAttributes = cudaPointerAttributes;
 #define gpuErrorNotSupported cudaErrorNotSupported
 #define gpuErrorInvalidValue cudaErrorInvalidValue
 #define gpuErrorInvalidPitchValue cudaErrorInvalidPitchValue
+#define gpuErrorInvalidResourceHandle cudaErrorInvalidResourceHandle
 #define gpuGetErrorString cudaGetErrorString
 #define gpuGetErrorName cudaGetErrorName
 #define gpuGetLastError cudaGetLastError
 #define gpuGetDeviceCount cudaGetDeviceCount
+#define gpuDriverGetVersion cudaDriverGetVersion
 #define gpuGetDevice cudaGetDevice
 #define gpuSetDevice cudaSetDevice
 #define gpuGetDeviceProperties cudaGetDeviceProperties
@@ -132,6 +225,7 @@ using gpuPointerAttributes = cudaPointerAttributes;
 #define gpuDevAttrMultiProcessorCount cudaDevAttrMultiProcessorCount
 #define gpuDevAttrConcurrentManagedAccess cudaDevAttrConcurrentManagedAccess
 #define gpuDevAttrMemoryPoolsSupported cudaDevAttrMemoryPoolsSupported
+#define gpuDevAttrMaxPitch cudaDevAttrMaxPitch
 #define gpuDeviceSynchronize cudaDeviceSynchronize
 #define gpuMalloc cudaMalloc
 #define gpuFree cudaFree
@@ -140,10 +234,15 @@ using gpuPointerAttributes = cudaPointerAttributes;
 #define gpuHostAlloc cudaHostAlloc
 #define gpuFreeHost cudaFreeHost
 #define gpuHostAllocPortable cudaHostAllocPortable
-#define gpuMallocAsync cudaMallocAsync
 #define gpuFreeAsync cudaFreeAsync
+#define gpuMallocFromPoolAsync cudaMallocFromPoolAsync
+#define gpuMemPoolCreate cudaMemPoolCreate
+#define gpuMemPoolSetAttribute cudaMemPoolSetAttribute
+#define gpuMemPoolTrimTo cudaMemPoolTrimTo
+#define gpuMemPoolAttrReleaseThreshold cudaMemPoolAttrReleaseThreshold
+#define gpuMemAllocationTypePinned cudaMemAllocationTypePinned
+#define gpuMemLocationTypeDevice cudaMemLocationTypeDevice
 #define gpuMemcpyAsync cudaMemcpyAsync
-#define gpuMemcpy cudaMemcpy
 #define gpuMemcpy2DAsync cudaMemcpy2DAsync
 #define gpuMemcpyDefault cudaMemcpyDefault
 #define gpuMemsetAsync cudaMemsetAsync
@@ -152,8 +251,10 @@ using gpuPointerAttributes = cudaPointerAttributes;
 #define gpuStreamDestroy cudaStreamDestroy
 #define gpuStreamSynchronize cudaStreamSynchronize
 #define gpuStreamWaitEvent cudaStreamWaitEvent
+#define gpuStreamGetDevice cudaStreamGetDevice
 #define gpuEventCreateWithFlags cudaEventCreateWithFlags
 #define gpuEventDefault cudaEventDefault
+#define gpuEventDisableTiming cudaEventDisableTiming
 #define gpuEventDestroy cudaEventDestroy
 #define gpuEventRecord cudaEventRecord
 #define gpuEventSynchronize cudaEventSynchronize
@@ -164,10 +265,10 @@ using gpuPointerAttributes = cudaPointerAttributes;
 namespace gts::device::GTS_GPU_NS {
 
 /// Prefetch of unified memory to @p device (-1 = host). CUDA 13 replaced the device ordinal
-/// argument by a cudaMemLocation plus flags.
+/// argument by a cudaMemLocation plus flags (the simulated runtime implements CUDA 13).
 inline gpuError_t gpu_prefetch(const void* ptr, size_t bytes, int device, gpuStream_t stream) {
-#if CUDART_VERSION >= 13000
-  cudaMemLocation loc{};
+#if defined(GTS_GPU_SIM) || CUDART_VERSION >= 13000
+  gpuMemLocation loc{};
   loc.type = device < 0 ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
   loc.id = device < 0 ? 0 : device;
   return cudaMemPrefetchAsync(ptr, bytes, loc, 0, stream);
@@ -189,6 +290,55 @@ inline gpu_space gpu_pointer_space(const gpuPointerAttributes& a) {
     default:
       return gpu_space::host;
   }
+}
+
+/// Errors after which the device (its context) is unusable for the rest of the process.
+inline bool gpu_sticky_error(gpuError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// Errors that mean "no usable device here", also when they appear after initialization (an
+/// exclusive-process GPU taken by another process, a driver/library mismatch, a stub libcuda).
+inline bool gpu_unavailable_error(gpuError_t e) {
+  switch (e) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorStubLibrary:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// kernel<<<grid, block, 0, stream>>>(args...), returning the launch's own error:
+/// cudaLaunchKernelEx reports the launch, where cudaGetLastError after <<<>>> would also report
+/// (and clear) an error some earlier call left behind.
+template <class... Params, class... Args>
+gpuError_t gpu_launch(void (*kernel)(Params...), dim3 grid, dim3 block, gpuStream_t stream,
+                      Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  config.attrs = nullptr;
+  config.numAttrs = 0;
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
 }  // namespace gts::device::GTS_GPU_NS

@@ -1,0 +1,101 @@
+// Control of the simulated CUDA runtime (sim_runtime.hpp) for tests and for the emulated device's
+// environment variables: the simulated machine (devices, driver, memory), error injection, the
+// execution order of kernel threads, and what the runtime observed (counters, memcheck reports).
+// Not part of the CUDA API; nothing here is reachable through the public C ABI.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device/sim/sim_runtime.hpp"
+
+namespace gts::simcuda::control {
+
+/// The simulated machine.
+struct machine {
+  int device_count = 2;
+  /// CUDA version the simulated driver supports (cudaDriverGetVersion); 0 = no driver. Below
+  /// runtime_version, cudaGetDeviceCount fails with cudaErrorInsufficientDriver, as the real
+  /// runtime does with a driver older than itself.
+  int driver_version = runtime_version;
+  int multiprocessors = 2;  ///< Per device; small, so grid-stride loops run more than once.
+  std::size_t device_memory = std::size_t(64) << 30;  ///< Bytes per device.
+  bool concurrent_managed_access = true;
+  bool memory_pools = true;
+  int64_t max_pitch = 2147483647;  ///< cudaDevAttrMaxPitch, bytes.
+};
+
+/// The machine as configured now.
+machine current_machine();
+/// Reconfigures the machine. Allocations, streams and events that exist stay valid.
+void set_machine(const machine& m);
+
+/// Classes of calls that error injection counts.
+enum class call_class {
+  alloc,          ///< cudaMalloc, cudaMallocManaged, cudaHostAlloc/MallocHost, *Async.
+  memcpy,         ///< cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2DAsync.
+  memset,         ///< cudaMemset, cudaMemsetAsync.
+  launch,         ///< cudaLaunchKernelEx.
+  synchronize,    ///< cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize.
+  stream_create,  ///< cudaStreamCreate*.
+  event_create,   ///< cudaEventCreate*.
+  event_record,   ///< cudaEventRecord.
+  prefetch,       ///< cudaMemPrefetchAsync.
+};
+
+/// Makes the @p nth call (1 = the next) of class @p c, counted from now, fail with @p error.
+/// With @p async the call itself succeeds and the queued work fails when it runs: @p error
+/// then becomes the device's sticky error, as a faulting kernel's does on a GPU.
+void fail_nth(call_class c, int nth, cudaError_t error, bool async = false);
+/// Sets a sticky error on @p device: every later call that uses it returns @p error.
+void set_sticky_error(int device, cudaError_t error);
+/// Removes pending injections and sticky errors.
+void clear_failures();
+
+/// Execution order of the threads of a block between barriers (and of the blocks of a grid):
+/// shuffled with @p seed, or in index order when @p shuffle is false.
+void set_schedule(uint64_t seed, bool shuffle);
+
+/// What the runtime has done since start or reset_counters().
+struct counters {
+  int64_t ops_executed = 0;  ///< Queued operations that ran.
+  int64_t kernels = 0;       ///< Kernel launches that ran.
+  int64_t memcpys = 0;       ///< 1-D copies that ran.
+  int64_t memcpy_2d = 0;     ///< 2-D copies that ran.
+  int64_t memsets = 0;       ///< Memsets that ran.
+  int64_t pool_maps = 0;     ///< Pool blocks mapped (a cudaMallocAsync the pool could not serve).
+  int64_t pool_unmaps = 0;   ///< Pool blocks returned at a synchronization (release threshold).
+  int64_t memcheck_errors = 0;   ///< Bounds, use-after-free and redzone violations found.
+  int64_t deferred_reads = 0;    ///< Queries that found work still pending (host did not wait).
+  int64_t pool_allocations = 0;  ///< Successful cudaMallocAsync / cudaMallocFromPoolAsync calls.
+};
+counters get_counters();
+/// The grid and block of the kernels launched (queued) since reset_counters(), oldest first
+/// (at most the last 4096): which kernel a request chose shows in its block shape.
+struct launch_record {
+  dim3 grid;
+  dim3 block;
+  int device = 0;
+};
+std::vector<launch_record> launches();
+void reset_counters();
+
+/// The memcheck reports (one line each) since start or the last call; clears them.
+std::vector<std::string> take_memcheck_reports();
+
+/// Number of queued operations that have not run yet, on every device.
+int64_t pending_operations();
+
+/// Re-reads the environment: GTSTORAGE_EMULATED_DEVICES, GTSTORAGE_SIM_DRIVER_VERSION,
+/// GTSTORAGE_SIM_DEVICE_MEMORY, GTSTORAGE_SIM_MULTIPROCESSORS, GTSTORAGE_SIM_SEED and
+/// GTSTORAGE_SIM_FAIL ("class:n[:error[:async]]", comma separated, e.g. "alloc:2:2" makes the
+/// second allocation fail with cudaErrorMemoryAllocation). A malformed value is not an
+/// error here (this is called from places that cannot fail): the machine then has no driver,
+/// and environment_error() says why.
+void reload_environment();
+/// Why the environment could not be used ("" if it could).
+std::string environment_error();
+
+}  // namespace gts::simcuda::control

@@ -1,0 +1,408 @@
+// Storages on the emulated device (the GPU backend over the simulated CUDA runtime), through the
+// public C API, with the simulator's control API on the side to play the application (its own
+// kernels on a stream, its own cudaSetDevice, CuPy's pool reusing a buffer) and to inject
+// failures. Regression tests of the GPU review, each of which failed before its fix:
+// - destroying a storage waits for an asynchronous sync before freeing the memory or handing a
+//   wrapped buffer back to its owner (review #4);
+// - unified-memory storages wait for the storage's stream before the host reads or writes them
+//   (review #5);
+// - device -1 is the calling thread's current device (review #1);
+// - a wrapped device pointer takes its device and kind from the runtime, and the descriptors
+//   report them (review #2);
+// and the statuses of the device error paths, the descriptors of emulated memory (never CUDA's),
+// and a driver older than the runtime (GTSTORAGE_ERROR_DRIVER_TOO_OLD, both versions named).
+#include <dlpack/dlpack.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../internal/device/test_support.hpp"
+#include "device/device_backend.hpp"
+#include "device/sim/sim_control.hpp"
+#include "device/sim/sim_runtime.hpp"
+#include "gtstorage/gtstorage.h"
+
+namespace sim = gts::simcuda;
+namespace ctl = gts::simcuda::control;
+
+namespace {
+
+#define GTS_OK(call)                                                                    \
+  do {                                                                                  \
+    const int rc_ = (call);                                                             \
+    CHECK_MSG(rc_ == GTSTORAGE_OK, "%s -> %d: %s", #call, rc_, gtstorage_last_error()); \
+  } while (0)
+
+#define GTS_IS(want, needle, call)                                                  \
+  do {                                                                              \
+    const int rc_ = (call);                                                         \
+    CHECK_MSG(rc_ == (want), "%s -> %d (want %d): %s", #call, rc_, (want),          \
+              gtstorage_last_error());                                              \
+    CHECK_MSG(std::strstr(gtstorage_last_error(), needle) != nullptr,               \
+              "%s: message lacks '%s': %s", #call, needle, gtstorage_last_error()); \
+  } while (0)
+
+void fresh() {
+  ctl::set_machine(ctl::machine{});
+  ctl::clear_failures();
+  (void)ctl::take_memcheck_reports();
+  gts::device::set_emulated_device_count(2);
+  GTS_OK(gtstorage_set_device_backend("emulated"));
+  (void)sim::cudaGetLastError();
+  sim::cudaSetDevice(0);
+}
+
+const int64_t shape[3] = {6, 5, 4};
+constexpr int64_t n_elements = 6 * 5 * 4;
+
+gtstorage_handle create(int32_t managed, int32_t device_id = -1,
+                        int32_t init = GTSTORAGE_INIT_ZEROS) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = shape;
+  o.preset = "gt:gpu";
+  o.device = GTSTORAGE_DEVICE_GPU;
+  o.managed = managed;
+  o.device_id = device_id;
+  o.init = init;
+  gtstorage_handle h = 0;
+  GTS_OK(gtstorage_create(&o, &h));
+  return h;
+}
+
+gtstorage_interface_info describe(gtstorage_handle h, int32_t side) {
+  gtstorage_interface_info i;
+  i.struct_size = sizeof i;
+  GTS_OK(gtstorage_interface(h, side, &i));
+  return i;
+}
+
+std::vector<double> read_all(gtstorage_handle h) {
+  std::vector<double> v(n_elements, -999.0);
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  a.ndim = 3;
+  a.data = v.data();
+  a.shape = shape;
+  GTS_OK(gtstorage_copy_to_array(&a, h));
+  return v;
+}
+
+int64_t count_not(const std::vector<double>& v, double want) {
+  int64_t n = 0;
+  for (double x : v) n += x != want;
+  return n;
+}
+
+struct live_counts {
+  int64_t handles, buffers;
+};
+live_counts live() {
+  gtstorage_stats s;
+  s.struct_size = sizeof s;
+  GTS_OK(gtstorage_get_stats(&s));
+  return {s.live_handles, s.live_buffers};
+}
+
+// ------------------------------------------------------------------------------------------------
+// Review #4: releasing a storage with an asynchronous sync in flight
+
+struct reuse_on_release {
+  double* host;
+  int calls;
+};
+
+// What NumPy or CuPy do with memory handed back to them: reuse it at once.
+void overwrite_on_release(void* user) {
+  auto* r = static_cast<reuse_on_release*>(user);
+  for (int64_t i = 0; i < n_elements; ++i) r->host[i] = -1.0;
+  ++r->calls;
+}
+
+void release_waits_for_async_sync() {
+  fresh();
+  const live_counts before = live();
+  // A device buffer to wrap: the device side of a device-only storage (emulated device memory).
+  const gtstorage_handle target = create(GTSTORAGE_MANAGED_NONE);
+  const gtstorage_interface_info dev = describe(target, GTSTORAGE_SIDE_DEVICE);
+  std::vector<double> host(n_elements);
+  for (int64_t i = 0; i < n_elements; ++i) host[i] = static_cast<double>(i);
+  reuse_on_release r{host.data(), 0};
+  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  w.ndim = 3;
+  w.shape = shape;
+  w.data = host.data();
+  w.device_data = dev.data;
+  w.device_strides = dev.strides;
+  w.sync_state = GTSTORAGE_SYNC_HOST_DIRTY;
+  w.release = overwrite_on_release;
+  w.user_data = &r;
+  gtstorage_handle pair = 0;
+  GTS_OK(gtstorage_wrap(&w, &pair));
+  GTS_OK(gtstorage_sync_async(pair, GTSTORAGE_SYNC_HOST_TO_DEVICE, 0, 0));
+  CHECK(ctl::pending_operations() > 0);  // the upload has not run yet
+  GTS_OK(gtstorage_release(pair));
+  CHECK(r.calls == 1);
+  // The device got the host's data as it was at the sync, not the reused buffer's.
+  const std::vector<double> got = read_all(target);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < n_elements; ++i) wrong += got[i] != static_cast<double>(i);
+  CHECK_MSG(wrong == 0, "%lld elements came from the buffer after its owner reused it",
+            static_cast<long long>(wrong));
+  GTS_OK(gtstorage_release(target));
+  // The same with memory the library owns: the host side must not be freed under the upload
+  // (AddressSanitizer reports the read of freed memory if it is).
+  const gtstorage_handle mirror = create(GTSTORAGE_MANAGED_MIRROR);
+  GTS_OK(gtstorage_fill_double(mirror, 3.0));
+  GTS_OK(gtstorage_sync_async(mirror, GTSTORAGE_SYNC_HOST_TO_DEVICE, 0, 0));
+  GTS_OK(gtstorage_release(mirror));
+  CHECK(ctl::take_memcheck_reports().empty());
+  const live_counts after = live();
+  CHECK(after.handles == before.handles && after.buffers == before.buffers);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Review #5: unified memory and the storage's stream
+
+void unified_storages_wait_for_their_stream() {
+  fresh();
+  const gtstorage_handle u = create(GTSTORAGE_MANAGED_UNIFIED);
+  sim::cudaStream_t s = nullptr;
+  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  GTS_OK(gtstorage_set_stream(u, reinterpret_cast<uint64_t>(s)));
+  const gtstorage_interface_info info = describe(u, GTSTORAGE_SIDE_DEVICE);
+  const auto bytes = static_cast<std::size_t>(info.allocation_bytes);
+  // The application's kernel, queued on the storage's stream, writes the whole field.
+  CHECK(sim::cudaMemsetAsync(info.allocation, 0x3F, bytes, s) == sim::cudaSuccess);
+  // A host read must see it: 0x3F3F3F3F3F3F3F3F as a double.
+  double expect = 0;
+  std::memset(&expect, 0x3F, sizeof expect);
+  CHECK_MSG(count_not(read_all(u), expect) == 0, "the host read did not wait for the stream");
+  // A host write must land after it (not be overwritten by it later).
+  CHECK(sim::cudaMemsetAsync(info.allocation, 0x3F, bytes, s) == sim::cudaSuccess);
+  std::vector<double> ones(n_elements, 1.0);
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  a.ndim = 3;
+  a.data = ones.data();
+  a.shape = shape;
+  GTS_OK(gtstorage_copy_from_array(u, &a));
+  CHECK(sim::cudaStreamSynchronize(s) == sim::cudaSuccess);
+  CHECK_MSG(count_not(read_all(u), 1.0) == 0, "the host write was overwritten by queued work");
+  GTS_OK(gtstorage_release(u));
+  CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Review #1: device -1
+
+void device_minus_one_is_the_threads_device() {
+  fresh();
+  // The MPI pattern: the application selects a GPU per rank (here: per thread) itself.
+  int got[2] = {-1, -1};
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([r, &got] {
+      sim::cudaSetDevice(1 - r);
+      const gtstorage_handle h = create(GTSTORAGE_MANAGED_NONE);
+      got[r] = describe(h, GTSTORAGE_SIDE_DEVICE).device_id;
+      gtstorage_release(h);
+    });
+  }
+  for (auto& t : ranks) t.join();
+  CHECK_MSG(got[0] == 1 && got[1] == 0, "storages landed on devices %d and %d", got[0], got[1]);
+  // gtstorage_set_device is the same thing for the calling thread only.
+  GTS_OK(gtstorage_set_device(1));
+  const gtstorage_handle h = create(GTSTORAGE_MANAGED_MIRROR);
+  CHECK(describe(h, GTSTORAGE_SIDE_DEVICE).device_id == 1);
+  sim::cudaPointerAttributes attr{};
+  CHECK(sim::cudaPointerGetAttributes(&attr, describe(h, GTSTORAGE_SIDE_DEVICE).data) ==
+        sim::cudaSuccess);
+  CHECK(attr.device == 1);
+  std::thread other([] {
+    const gtstorage_handle g = create(GTSTORAGE_MANAGED_NONE);
+    CHECK(describe(g, GTSTORAGE_SIDE_DEVICE).device_id == 0);
+    gtstorage_release(g);
+  });
+  other.join();
+  GTS_OK(gtstorage_release(h));
+  GTS_IS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "device_id", gtstorage_set_device(2));
+  GTS_OK(gtstorage_set_device(0));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Review #2: wrapped device pointers
+
+gtstorage_handle wrap_device(void* p, int32_t device_id, int* status) {
+  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  w.ndim = 3;
+  w.shape = shape;
+  w.device_data = p;
+  w.device_id = device_id;
+  gtstorage_handle h = 0;
+  *status = gtstorage_wrap(&w, &h);
+  return h;
+}
+
+void wrapped_pointers_report_their_device_and_kind() {
+  fresh();
+  const std::size_t bytes = n_elements * 8;
+  void *on1 = nullptr, *managed = nullptr, *pinned = nullptr;
+  sim::cudaSetDevice(1);  // a CuPy array made on GPU 1
+  CHECK(sim::cudaMalloc(&on1, bytes) == sim::cudaSuccess);
+  CHECK(sim::cudaMallocManaged(&managed, bytes) == sim::cudaSuccess);
+  sim::cudaSetDevice(0);
+  CHECK(sim::cudaHostAlloc(&pinned, bytes, sim::cudaHostAllocPortable) == sim::cudaSuccess);
+  int st = 0;
+  gtstorage_handle h = wrap_device(on1, -1, &st);
+  CHECK(st == GTSTORAGE_OK);
+  gtstorage_interface_info i = describe(h, GTSTORAGE_SIDE_DEVICE);
+  CHECK_MSG(i.device_id == 1, "wrapped pointer of device 1 reported as device %d", i.device_id);
+  CHECK(i.device_type == GTSTORAGE_DL_EXT_DEV);  // emulated memory never poses as CUDA
+  DLManagedTensorVersioned* t = nullptr;
+  GTS_OK(gtstorage_to_dlpack_versioned(h, GTSTORAGE_SIDE_DEVICE, &t));
+  CHECK(t->dl_tensor.device.device_type == kDLExtDev && t->dl_tensor.device.device_id == 1);
+  t->deleter(t);
+  // Values go through: the library fills it on device 1.
+  GTS_OK(gtstorage_fill_double(h, 4.5));
+  CHECK(count_not(read_all(h), 4.5) == 0);
+  GTS_OK(gtstorage_release(h));
+  // A device id that contradicts the runtime is refused, naming both.
+  wrap_device(on1, 0, &st);
+  CHECK(st == GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::strstr(gtstorage_last_error(),
+                    "device_id: 0 was given, but device_data lives on "
+                    "device 1") != nullptr);
+  // Managed memory: device 1, readable on the host without a device copy.
+  h = wrap_device(managed, -1, &st);
+  CHECK(st == GTSTORAGE_OK);
+  i = describe(h, GTSTORAGE_SIDE_DEVICE);
+  CHECK(i.device_id == 1 && i.device_type == GTSTORAGE_DL_CPU);  // host memory, as it is
+  gtstorage_transfer_stats ts;
+  ts.struct_size = sizeof ts;
+  GTS_OK(gtstorage_fill_double(h, 2.0));
+  CHECK(count_not(read_all(h), 2.0) == 0);
+  GTS_OK(gtstorage_get_transfer_stats(h, &ts));
+  CHECK(ts.d2h_count == 0);  // unified: read in place
+  GTS_OK(gtstorage_release(h));
+  // Pinned host memory as device data: host memory, device id 0.
+  h = wrap_device(pinned, -1, &st);
+  CHECK(st == GTSTORAGE_OK);
+  i = describe(h, GTSTORAGE_SIDE_DEVICE);
+  CHECK(i.device_type == GTSTORAGE_DL_CPU && i.device_id == 0);
+  GTS_OK(gtstorage_release(h));
+  // Ordinary host memory is not device memory.
+  std::vector<double> plain(n_elements);
+  wrap_device(plain.data(), -1, &st);
+  CHECK(st == GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::strstr(gtstorage_last_error(), "device_data:") != nullptr);
+  CHECK(sim::cudaFree(on1) == sim::cudaSuccess);
+  CHECK(sim::cudaFree(managed) == sim::cudaSuccess);
+  CHECK(sim::cudaFreeHost(pinned) == sim::cudaSuccess);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Descriptors of emulated memory, and device error paths
+
+void emulated_descriptors_say_what_they_are() {
+  fresh();
+  const gtstorage_handle m = create(GTSTORAGE_MANAGED_MIRROR);
+  CHECK(describe(m, GTSTORAGE_SIDE_DEVICE).device_type == GTSTORAGE_DL_EXT_DEV);
+  CHECK(describe(m, GTSTORAGE_SIDE_HOST).device_type == GTSTORAGE_DL_CPU);
+  DLManagedTensor* t = nullptr;
+  GTS_OK(gtstorage_to_dlpack(m, GTSTORAGE_SIDE_DEVICE, &t));
+  CHECK(t->dl_tensor.device.device_type == kDLExtDev);
+  t->deleter(t);
+  GTS_OK(gtstorage_release(m));
+  const gtstorage_handle u = create(GTSTORAGE_MANAGED_UNIFIED);
+  CHECK(describe(u, GTSTORAGE_SIDE_DEVICE).device_type == GTSTORAGE_DL_CPU);
+  GTS_OK(gtstorage_release(u));
+}
+
+void device_errors_have_statuses() {
+  fresh();
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = shape;
+  o.preset = "gt:gpu";
+  gtstorage_handle h = 0;
+  // Device memory exhausted (also after giving back the staging pool's memory).
+  ctl::machine mc = ctl::current_machine();
+  mc.device_memory = 1024;
+  ctl::set_machine(mc);
+  GTS_IS(GTSTORAGE_ERROR_OUT_OF_MEMORY, "cudaMalloc", gtstorage_create(&o, &h));
+  ctl::set_machine(ctl::machine{});
+  // A failed transfer inside a sync: the state stays what it was, the status says why.
+  const gtstorage_handle m = create(GTSTORAGE_MANAGED_MIRROR);
+  GTS_OK(gtstorage_sync(m, GTSTORAGE_SYNC_SET_HOST_MODIFIED, 0));
+  ctl::fail_nth(ctl::call_class::memcpy, 1, sim::cudaErrorInvalidValue);
+  GTS_IS(GTSTORAGE_ERROR_DEVICE, "cudaMemcpyAsync",
+         gtstorage_sync(m, GTSTORAGE_SYNC_HOST_TO_DEVICE, 0));
+  int32_t state = -1;
+  GTS_OK(gtstorage_get_sync_state(m, &state));
+  CHECK(state == GTSTORAGE_SYNC_HOST_DIRTY);
+  GTS_OK(gtstorage_sync(m, GTSTORAGE_SYNC_HOST_TO_DEVICE, 0));  // the next attempt works
+  // A kernel that fails when it runs (a fill on the device): the device is lost for good.
+  const gtstorage_handle d0 = create(GTSTORAGE_MANAGED_NONE);
+  ctl::fail_nth(ctl::call_class::launch, 1, sim::cudaErrorIllegalAddress, true);
+  GTS_IS(GTSTORAGE_ERROR_DEVICE, "sticky", gtstorage_fill_double(d0, 1.0));
+  h = 0;
+  GTS_IS(GTSTORAGE_ERROR_DEVICE, "illegal memory access", gtstorage_create(&o, &h));
+  CHECK(h == 0);
+  GTS_OK(gtstorage_release(d0));  // releasing still works
+  GTS_OK(gtstorage_release(m));
+  fresh();
+  // An invalid stream is the caller's argument.
+  const gtstorage_handle d = create(GTSTORAGE_MANAGED_NONE);
+  GTS_OK(gtstorage_set_stream(d, 0x1234));
+  GTS_IS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "stream", gtstorage_fill_double(d, 1.0));
+  GTS_OK(gtstorage_release(d));
+}
+
+void old_driver_is_its_own_status() {
+  fresh();
+  setenv("GTSTORAGE_SIM_DRIVER_VERSION", "12040", 1);
+  gts::device::reload_environment();
+  GTS_OK(gtstorage_set_device_backend("emulated"));
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = shape;
+  o.preset = "gt:gpu";
+  gtstorage_handle h = 0;
+  GTS_IS(GTSTORAGE_ERROR_DRIVER_TOO_OLD, "the driver supports CUDA 12.4", gtstorage_create(&o, &h));
+  CHECK(std::strstr(gtstorage_last_error(), "built with CUDA 13.0") != nullptr);
+  int32_t count = -1;
+  GTS_IS(GTSTORAGE_ERROR_DRIVER_TOO_OLD, "CUDA 12.4", gtstorage_device_count(&count));
+  CHECK(count == 0);
+  CHECK(std::string(gtstorage_status_name(GTSTORAGE_ERROR_DRIVER_TOO_OLD)) ==
+        "GTSTORAGE_ERROR_DRIVER_TOO_OLD");
+  // Host storages are not affected.
+  o.preset = "gt:cpu_ifirst";
+  GTS_OK(gtstorage_create(&o, &h));
+  GTS_OK(gtstorage_release(h));
+  // No driver at all: NO_DEVICE, saying so.
+  setenv("GTSTORAGE_SIM_DRIVER_VERSION", "0", 1);
+  gts::device::reload_environment();
+  GTS_OK(gtstorage_set_device_backend("emulated"));
+  o.preset = "gt:gpu";
+  GTS_IS(GTSTORAGE_ERROR_NO_DEVICE, "no driver is installed", gtstorage_create(&o, &h));
+  GTS_OK(gtstorage_device_count(&count));
+  CHECK(count == 0);
+  unsetenv("GTSTORAGE_SIM_DRIVER_VERSION");
+  gts::device::reload_environment();
+  fresh();
+}
+
+}  // namespace
+
+int main() {
+  release_waits_for_async_sync();
+  unified_storages_wait_for_their_stream();
+  device_minus_one_is_the_threads_device();
+  wrapped_pointers_report_their_device_and_kind();
+  emulated_descriptors_say_what_they_are();
+  device_errors_have_statuses();
+  old_driver_is_its_own_status();
+  return test::report("test_sim_storage");
+}

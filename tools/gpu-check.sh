@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# One command for a machine with an NVIDIA GPU (H100/H200, sm_90): builds gtstorage with CUDA,
+# runs the device suite with GTSTORAGE_TEST_REQUIRE_GPU=1 (no passing by skipping), the same
+# binaries under compute-sanitizer (memcheck, racecheck, synccheck, initcheck), and the device
+# benchmark, then writes a summary to paste into docs/gpu-validation.md. Aim: under 10 minutes
+# on 16 cores.
+#
+# usage: tools/gpu-check.sh [OUT_DIR]      (default: $OUT if set, else build/gpu-check)
+# env:   JOBS (default: nproc), CUDA_HOME (default /usr/local/cuda), CUDA_ARCH (default 90),
+#        GTSTORAGE_GPU_CHECK_BUILD (build dir, default build/gpu), BUILD_ONLY=1 (stop after the
+#        build: what a machine without a GPU can check).
+# Exit status: 0 when every step passed, 1 otherwise (the summary says which).
+set -u -o pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${1:-${OUT:-$repo/build/gpu-check}}
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+jobs=${JOBS:-$(nproc)}
+arch=${CUDA_ARCH:-90}
+build=${GTSTORAGE_GPU_CHECK_BUILD:-$repo/build/gpu}
+mkdir -p "$out"
+export PATH=$cuda_home/bin:$PATH
+summary=$out/summary.md
+t0=$SECONDS
+failed=()
+rows=()
+
+# step NAME LIMIT_S CMD...: runs with a time limit, output in $out/NAME.log, one summary row.
+step() {
+  local name=$1 limit=$2 t=$SECONDS rc
+  shift 2
+  timeout --signal=TERM --kill-after=15 "$limit" "$@" >"$out/$name.log" 2>&1
+  rc=$?
+  local last
+  last=$(grep -v '^\s*$' "$out/$name.log" | tail -n 1 | cut -c1-140 | tr '|' '/')
+  if [[ $rc -eq 0 ]]; then
+    rows+=("| $name | passed | $((SECONDS - t)) s | $last |")
+  else
+    rows+=("| $name | FAILED (rc $rc) | $((SECONDS - t)) s | $last |")
+    failed+=("$name")
+  fi
+  echo "[$((SECONDS - t0)) s] $name: rc $rc"
+  return $rc
+}
+
+write_summary() {
+  {
+    echo "### $(date -u +%Y-%m-%d): tools/gpu-check.sh at $(git -C "$repo" rev-parse --short HEAD 2>/dev/null)"
+    echo
+    echo '```'
+    cat "$out/machine.txt"
+    echo '```'
+    echo
+    echo "| step | result | time | last line |"
+    echo "|---|---|---|---|"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "Total: $((SECONDS - t0)) s; ${#failed[@]} step(s) failed${failed[*]:+: ${failed[*]}}."
+    if [[ -s $out/bench.json ]]; then
+      echo
+      echo "gtstorage-bench --device (median of 7):"
+      echo
+      echo '```json'
+      python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])).get("device"), indent=1))' \
+        "$out/bench.json" 2>/dev/null || cat "$out/bench.json"
+      echo '```'
+    fi
+  } >"$summary"
+  echo "summary: $summary"
+}
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv 2>&1 ||
+    echo "nvidia-smi: not available"
+  nvcc --version 2>&1 | tail -n 2
+  echo "host: $(nproc) cores, $(uname -sr)"
+} >"$out/machine.txt"
+cat "$out/machine.txt"
+
+# ---- 1. Build: RelWithDebInfo, -lineinfo so sanitizer reports name source lines ----------------
+step configure 180 cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+  -DCMAKE_CUDA_FLAGS=-lineinfo -DGTSTORAGE_ENABLE_CUDA=ON -DGTSTORAGE_ENABLE_FORTRAN=OFF \
+  -DGTSTORAGE_BUILD_TESTS=ON -DGTSTORAGE_BUILD_BENCH=ON || { write_summary; exit 1; }
+step build 420 cmake --build "$build" -j "$jobs" || { write_summary; exit 1; }
+if [[ ${BUILD_ONLY:-0} == 1 ]]; then
+  write_summary
+  exit 0
+fi
+
+# ---- 2. The device suite on the GPU (a missing device fails instead of skipping) ----------------
+export GTSTORAGE_TEST_REQUIRE_GPU=1
+devt=$build/tests/internal/device/test_device_backends
+ssm=$build/tests/sync/test_sync_state_machine
+checks=$build/tests/gpu/test_gpu_checks
+step ctest_gpu 300 ctest --test-dir "$build" -L gpu -V --timeout 280
+grep -q "running the functional suite" "$out/ctest_gpu.log" ||
+  { rows+=("| ctest_gpu | FAILED | | the CUDA functional suite did not run |"); failed+=(functional_suite); }
+# The whole suite with this build (the simulated runtime included), as CI runs it.
+step ctest_all 300 ctest --test-dir "$build" -j 8 -LE gpu --output-on-failure --timeout 280
+
+# ---- 3. compute-sanitizer on the binaries that launch kernels and move memory --------------------
+cs=$(command -v compute-sanitizer || find "$cuda_home/compute-sanitizer" -maxdepth 1 -name compute-sanitizer -type f 2>/dev/null | head -n 1)
+if [[ -n $cs ]]; then
+  csf=(--error-exitcode 99 --print-limit 50)
+  export GTSTORAGE_GPU_TRIALS=8  # fewer random layouts: every kernel and path still runs
+  step memcheck_backend 240 "$cs" --tool memcheck --leak-check full "${csf[@]}" "$devt"
+  step memcheck_sync 150 "$cs" --tool memcheck "${csf[@]}" "$ssm" cuda
+  step memcheck_checks 240 "$cs" --tool memcheck "${csf[@]}" "$checks"
+  step racecheck_backend 240 "$cs" --tool racecheck --racecheck-report all "${csf[@]}" "$devt"
+  step synccheck_backend 180 "$cs" --tool synccheck "${csf[@]}" "$devt"
+  step initcheck_sync 150 "$cs" --tool initcheck "${csf[@]}" "$ssm" cuda
+  unset GTSTORAGE_GPU_TRIALS
+else
+  rows+=("| compute-sanitizer | FAILED | | not found under $cuda_home |")
+  failed+=(compute-sanitizer)
+fi
+
+# ---- 4. Device benchmark (512 x 512 x 128 f8 fields) ----------------------------------------------
+step bench 180 "$build/bench/gtstorage-bench" --device --json-only --reps 7 &&
+  cp "$out/bench.log" "$out/bench.json"
+
+write_summary
+[[ ${#failed[@]} -eq 0 ]]
