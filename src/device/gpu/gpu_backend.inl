@@ -472,15 +472,11 @@ class gpu_backend final : public backend {
                       GTS_GPU_FN(MemPrefetchAsync), stream);
   }
 
+  // (Two kinds may share a code: the emulated device reports unified and pinned memory as host
+  // memory.)
   int dl_device_type(memory_kind kind) const noexcept override {
-    switch (kind) {
-      case memory_kind::device:
-        return GTS_GPU_DL_DEVICE;
-      case memory_kind::unified:
-        return GTS_GPU_DL_UNIFIED;
-      case memory_kind::pinned_host:
-        return GTS_GPU_DL_PINNED;
-    }
+    if (kind == memory_kind::unified) return GTS_GPU_DL_UNIFIED;
+    if (kind == memory_kind::pinned_host) return GTS_GPU_DL_PINNED;
     return GTS_GPU_DL_DEVICE;
   }
 

@@ -167,10 +167,9 @@ struct block_context {
 thread_local block_context* this_block = nullptr;
 
 block_context& context() {
-  // One per host thread that runs kernels; freed when the thread exits.
-  thread_local std::unique_ptr<block_context> ctx;
-  if (!ctx) ctx = std::make_unique<block_context>();
-  return *ctx;
+  // One per host thread that runs kernels; its fibers' stacks are freed when the thread exits.
+  thread_local block_context ctx;
+  return ctx;
 }
 
 fiber* new_fiber() {

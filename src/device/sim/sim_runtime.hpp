@@ -285,6 +285,8 @@ void sync_threads();
 
 // CUDA's keywords for the host compiler. __shared__ variables become thread_local: a block runs
 // entirely on one host thread, one block at a time, so its fibers share them as a block does.
+// (They are reserved identifiers, as in CUDA, where the compiler defines them.)
+// NOLINTBEGIN(bugprone-reserved-identifier)
 #define __global__
 #define __device__
 #define __host__
@@ -292,3 +294,4 @@ void sync_threads();
 #define __launch_bounds__(...)
 #define __shared__ static thread_local
 #define __syncthreads() ::gts::simcuda::sync_threads()
+// NOLINTEND(bugprone-reserved-identifier)
