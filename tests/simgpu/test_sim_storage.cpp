@@ -163,6 +163,43 @@ void release_waits_for_async_sync() {
   CHECK(after.handles == before.handles && after.buffers == before.buffers);
 }
 
+// An asynchronous sync on the storage's own stream, then host access: a write must wait until
+// the upload has read the host buffer, a read until the download has written it.
+void host_access_waits_for_async_sync() {
+  fresh();
+  sim::cudaStream_t s = nullptr;
+  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  const gtstorage_handle m = create(GTSTORAGE_MANAGED_MIRROR);
+  GTS_OK(gtstorage_set_stream(m, reinterpret_cast<uint64_t>(s)));
+  GTS_OK(gtstorage_fill_double(m, 5.0));  // host side, host dirty
+  GTS_OK(gtstorage_sync_async(m, GTSTORAGE_SYNC_HOST_TO_DEVICE, 0, 0));
+  CHECK(ctl::pending_operations() > 0);
+  GTS_OK(gtstorage_fill_double(m, 6.0));  // host write while the upload may still read
+  // The device got 5 (what the host held at the sync), the host holds 6.
+  gtstorage_handle alias = 0;
+  {
+    const gtstorage_interface_info dev = describe(m, GTSTORAGE_SIDE_DEVICE);
+    gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+    w.ndim = 3;
+    w.shape = shape;
+    w.device_data = dev.data;
+    w.device_strides = dev.strides;
+    GTS_OK(gtstorage_wrap(&w, &alias));
+  }
+  CHECK_MSG(count_not(read_all(alias), 5.0) == 0, "the host write overtook the upload");
+  CHECK(count_not(read_all(m), 6.0) == 0);
+  // The other way: device modified, an asynchronous download, then a host read.
+  GTS_OK(gtstorage_fill_double(alias, 7.0));
+  GTS_OK(gtstorage_sync(m, GTSTORAGE_SYNC_SET_DEVICE_MODIFIED, GTSTORAGE_SYNC_FLAG_FORCE));
+  GTS_OK(gtstorage_sync_async(m, GTSTORAGE_SYNC_DEVICE_TO_HOST, 0, 0));
+  gtstorage_interface_info host = describe(m, GTSTORAGE_SIDE_HOST);
+  CHECK(*static_cast<const double*>(host.data) == 6.0);  // the download has not run
+  CHECK(count_not(read_all(m), 7.0) == 0);               // a read through the API waits for it
+  GTS_OK(gtstorage_release(alias));
+  GTS_OK(gtstorage_release(m));
+  CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
+}
+
 // ------------------------------------------------------------------------------------------------
 // Review #5: unified memory and the storage's stream
 
@@ -398,6 +435,7 @@ void old_driver_is_its_own_status() {
 
 int main() {
   release_waits_for_async_sync();
+  host_access_waits_for_async_sync();
   unified_storages_wait_for_their_stream();
   device_minus_one_is_the_threads_device();
   wrapped_pointers_report_their_device_and_kind();
