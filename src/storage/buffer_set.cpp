@@ -27,7 +27,12 @@ buffer_set::~buffer_set() {
     try {
       backend->synchronize(pending_stream_);
     } catch (...) {
-      // The device failed (a sticky error): there is nothing left to wait for.
+      // The stream is gone (a producer destroyed it) or the device failed: wait for the whole
+      // device instead; if that fails too, nothing is running on it any more.
+      try {
+        backend->synchronize_device(device.device_id);
+      } catch (...) {
+      }
     }
     pending_ = false;
   }

@@ -379,6 +379,31 @@ def test_dlpack_stream_zero_is_fine_for_rocm(monkeypatch):
     assert "stream" in s.__cuda_array_interface__
 
 
+def test_cai_export_acquires_and_touches(monkeypatch):
+    # The CUDA Array Interface of CUDA memory (here the emulated device made to report CUDA's
+    # DLPack type, since the emulated device itself offers none): the device side is made current
+    # and marked modified, as the consumer may write; the stream is the storage's (1 for 0).
+    from gtstorage import _storage
+
+    real_info = _storage._info
+
+    def cuda_info(handle, side):
+        info = real_info(handle, side)
+        if side == gs._capi.SIDE_DEVICE:
+            info.device_type = 2
+        return info
+
+    s = gs.from_array(ref(), device="gpu")  # host modified
+    monkeypatch.setattr(_storage, "_info", cuda_info)
+    gs.reset_transfer_stats()
+    cai = s.__cuda_array_interface__
+    assert s.transfer_stats()["h2d_count"] == 1  # acquire copied the host's data over
+    assert s.sync_state.state == gs.SyncState.SYNC_DEVICE_DIRTY
+    assert cai["version"] == 3 and cai["stream"] == 1 and cai["shape"] == SHAPE
+    assert cai["data"][0] == s._cuda_interface_dict()["data"][0]
+    assert s.__gt_data_interface__["gpu"]["device"] == (2, 0)
+
+
 def test_set_device_is_per_thread():
     import threading
 

@@ -733,8 +733,16 @@ bool child_faults_with(F f, const char* needle) {
   return true;
 }
 
-void kernel_faults_are_reported() {
 #if defined(__SANITIZE_THREAD__)
+#define GTS_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GTS_TEST_TSAN 1
+#endif
+#endif
+
+void kernel_faults_are_reported() {
+#if defined(GTS_TEST_TSAN)
   // ThreadSanitizer does not follow fibers across fork(); the faults are checked in the other
   // builds.
   std::printf("kernel_faults_are_reported: skipped under ThreadSanitizer\n");

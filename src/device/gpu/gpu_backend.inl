@@ -86,7 +86,21 @@ std::string hex(const void* p) {
 }
 
 inline gpuStream_t to_stream(uint64_t s) {
+#if defined(GTS_GPU_HIP)
+  if (s == 1) return nullptr;  // CAI's legacy-stream handle: HIP's null stream (it has no 1)
+#endif
   return reinterpret_cast<gpuStream_t>(s);
+}
+
+// A 1-D array of @p bytes bytes at @p p (for raw copies that take the strided paths).
+strided_array bytes_array(void* p, std::size_t bytes) {
+  strided_array a;
+  a.data = static_cast<std::byte*>(p);
+  a.ndim = 1;
+  a.shape[0] = static_cast<int64_t>(bytes);
+  a.strides[0] = 1;
+  a.type = dtype{'u', 1};
+  return a;
 }
 
 // 0 (the legacy default stream, as the library spells it), 1 (cudaStreamLegacy) and 2
@@ -106,10 +120,12 @@ inline void check_stream_call(gpuError_t e, const char* fn, uint64_t stream) {
   raise_error(e, fn);
 }
 
+#if defined(GTS_GPU_RUNTIME_VERSION)
 // "12.4" for 12040.
 std::string cuda_version_text(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
+#endif
 
 // Makes @p dev current for the lifetime of the guard and restores the caller's device.
 class device_guard {
@@ -390,11 +406,17 @@ class gpu_backend final : public backend {
     if (bytes == 0) return;
     if (dst == nullptr || src == nullptr) fail_arg(dst ? "src" : "dst", "is NULL");
     const int dev = device_of(dir == direction::device_to_host ? src : dst);
-    device_guard g(dev);
-    bound_stream s(*this, dev, stream);
-    check_stream_call(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault, s.get()),
-                      GTS_GPU_FN(MemcpyAsync), stream);
-    s.join_back();
+    if (dir == direction::device_to_device && device_of(src) != dev) {
+      // Ordered after what the producer queued on the source device (see copy_across_devices).
+      copy_across_devices(bytes_array(dst, bytes), bytes_array(const_cast<void*>(src), bytes), dev,
+                          stream);
+    } else {
+      device_guard g(dev);
+      bound_stream s(*this, dev, stream);
+      check_stream_call(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault, s.get()),
+                        GTS_GPU_FN(MemcpyAsync), stream);
+      s.join_back();
+    }
     note_transfer(dir, bytes);
   }
 
@@ -405,8 +427,7 @@ class gpu_backend final : public backend {
     if (dst.size() == 0) return;
     if (dst.data == nullptr || src.data == nullptr) fail_arg(dst.data ? "src" : "dst", "is NULL");
     const int dev = device_of(dir == direction::device_to_host ? src.data : dst.data);
-    if (dir == direction::device_to_device && device_of(src.data) != dev &&
-        !detail::plan_copy(dst, src).is_memcpy()) {
+    if (dir == direction::device_to_device && device_of(src.data) != dev) {
       copy_across_devices(dst, src, dev, stream);
     } else {
       device_guard g(dev);
@@ -438,7 +459,10 @@ class gpu_backend final : public backend {
                         stream);
       return;
     }
-    // A default stream is per device: wait on each device this backend has used.
+    // A default stream is per device: wait on the calling thread's current device (where a
+    // producer handing over a buffer with stream 1 or 2 queued its work) and on each device this
+    // backend has used.
+    mark_used(current_device());
     const int n = count_.load(std::memory_order_acquire);
     for (int d = 0; d < n; ++d) {
       if (!used(d)) continue;
@@ -526,10 +550,12 @@ class gpu_backend final : public backend {
       case gpu_space::device:
         pi.space = pointer_space::device;
         pi.device_id = attr.device;
+        mark_used(attr.device);  // waits on default streams include it from now on
         break;
       case gpu_space::unified:
         pi.space = pointer_space::unified;
         pi.device_id = attr.device;
+        mark_used(attr.device);
         break;
       case gpu_space::pinned:
         pi.space = pointer_space::pinned_host;
@@ -734,7 +760,9 @@ class gpu_backend final : public backend {
   class gpu_rt {
    public:
     gpu_rt(gpu_backend& be, int dev, gpuStream_t s, uint64_t handle)
-        : s_(s),
+        : be_(be),
+          dev_(dev),
+          s_(s),
           handle_(handle),
           sms_(be.info(dev).sms),
           max_pitch_(be.info(dev).max_pitch),
@@ -759,12 +787,22 @@ class gpu_backend final : public backend {
     void wait() {
       check_stream_call(gpuStreamSynchronize(s_), GTS_GPU_FN(StreamSynchronize), handle_);
     }
-    temp_buffer device_temp(std::size_t bytes) { return temp_buffer(pool_, bytes, s_); }
+    // Out of device memory: what the staging pool keeps goes back to the device, then once more.
+    temp_buffer device_temp(std::size_t bytes) {
+      try {
+        return temp_buffer(pool_, bytes, s_);
+      } catch (const error& e) {
+        if (e.kind() != error_kind::out_of_memory || !be_.release_staging(dev_)) throw;
+      }
+      return temp_buffer(pool_, bytes, s_);
+    }
     void launch_copy(const copy_plan& p) { GTS_GPU_NS::launch_copy(p, s_, sms_); }
     void launch_fill(const fill_plan& p) { GTS_GPU_NS::launch_fill(p, s_, sms_); }
     [[nodiscard]] gpuStream_t stream() const { return s_; }
 
    private:
+    gpu_backend& be_;
+    int dev_;
     gpuStream_t s_;
     uint64_t handle_;
     int sms_;
@@ -831,7 +869,7 @@ class gpu_backend final : public backend {
         props.location.id = dev;
         gpuMemPool_t pool = nullptr;
         if (gpuMemPoolCreate(&pool, &props) == gpuSuccess) {
-          uint64_t keep = UINT64_MAX;
+          uint64_t keep = staging_keep_bytes(dev);
           if (gpuMemPoolSetAttribute(pool, gpuMemPoolAttrReleaseThreshold, &keep) == gpuSuccess) {
             d.pool = pool;
           }
@@ -840,6 +878,23 @@ class gpu_backend final : public backend {
       }
     }
     return d.pool;
+  }
+
+  // How much unused staging memory the pool keeps mapped across synchronizations:
+  // GTSTORAGE_DEVICE_STAGING_KEEP bytes, by default a sixteenth of the device's memory, at most
+  // 1 GiB (the largest layout-changing transfer of a typical field, without holding memory that
+  // other libraries of the application may need).
+  uint64_t staging_keep_bytes(int dev) {
+    if (const char* env = std::getenv("GTSTORAGE_DEVICE_STAGING_KEEP")) {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(env, &end, 10);
+      if (end != env && *end == '\0') return v;
+    }
+    gpuDeviceProp prop{};
+    const uint64_t total =
+        gpuGetDeviceProperties(&prop, dev) == gpuSuccess ? prop.totalGlobalMem : 0;
+    (void)gpuGetLastError();
+    return std::min<uint64_t>(total / 16, uint64_t(1) << 30);
   }
 
   // Asks the runtime (once, or again after reinitialize()) what devices there are.
@@ -938,7 +993,7 @@ class gpu_backend final : public backend {
     return dev < 64 && ((used_mask_.load(std::memory_order_relaxed) >> dev) & 1u) != 0;
   }
   void mark_used(int dev) {
-    if (dev < 64) used_mask_.fetch_or(uint64_t(1) << dev, std::memory_order_relaxed);
+    if (dev >= 0 && dev < 64) used_mask_.fetch_or(uint64_t(1) << dev, std::memory_order_relaxed);
   }
 
   // Device that @p p lives on: the allocation record, else the runtime, else the current one.
@@ -1011,12 +1066,13 @@ class gpu_backend final : public backend {
     if (switch_dev && prev >= 0 && gpuSetDevice(prev) != gpuSuccess) (void)gpuGetLastError();
   }
 
-  // Device -> other device with a layout change: pack the source on its own device (if it has
-  // gaps), bring its dense span to the destination device, change the layout there. Ordered
-  // without blocking the host: the source side runs on the caller's stream as seen from the
-  // source device (a default-stream handle: that device's default stream, where its producer
-  // queued), the destination side waits for it through an event, and the source side waits for
-  // the peer copy to have read the source before anything later may overwrite it.
+  // Device -> other device: pack the source on its own device (if it has gaps), bring its dense
+  // span to the destination device, change the layout there (one peer memcpy straight into the
+  // destination when the layouts agree). Ordered without blocking the host: the source side runs
+  // on the caller's stream as seen from the source device (a default-stream handle: that
+  // device's default stream, where its producer queued), the destination side waits for it
+  // through an event, and the source side waits for the peer copy to have read the source
+  // before anything later may overwrite it.
   void copy_across_devices(const strided_array& dst, const strided_array& src, int ddev,
                            uint64_t handle) {
     const int sdev = device_of(src.data);
@@ -1026,8 +1082,10 @@ class gpu_backend final : public backend {
     strided_array moved = src;
     std::unique_ptr<temp_buffer> packed;
     if (!detail::is_dense(src)) {
+      // Ordinary device memory, not the staging pool's: the destination device reads it, and
+      // pool memory is accessible from other devices only after cudaMemPoolSetAccess.
       packed = std::make_unique<temp_buffer>(
-          src_rt.device_temp(static_cast<std::size_t>(src.size() * src.type.itemsize)));
+          nullptr, static_cast<std::size_t>(src.size() * src.type.itemsize), src_stream.get());
       moved = detail::compact_like(src, packed->get());
       src_rt.launch_copy(detail::plan_copy(moved, src));
     }
@@ -1039,8 +1097,11 @@ class gpu_backend final : public backend {
       (void)gpuEventDestroy(source_ready);
       check(w, GTS_GPU_FN(StreamWaitEvent));
       gpu_rt rt(*this, ddev, dst_stream.get(), handle);
-      const detail::byte_span sp = detail::span_of(moved);
-      {
+      const detail::copy_plan direct = detail::plan_copy(dst, moved);
+      if (direct.is_memcpy()) {
+        rt.memcpy(direct.dst, direct.src, static_cast<std::size_t>(direct.count) * direct.unit);
+      } else {
+        const detail::byte_span sp = detail::span_of(moved);
         auto tmp = rt.device_temp(static_cast<std::size_t>(sp.bytes()));
         rt.memcpy(tmp.get(), moved.data + sp.lo, static_cast<std::size_t>(sp.bytes()));
         strided_array on_dev = moved;
@@ -1054,7 +1115,7 @@ class gpu_backend final : public backend {
       (void)gpuEventDestroy(source_read);
       check(r, GTS_GPU_FN(StreamWaitEvent));
     }
-    packed.reset();  // freed on the source stream, after the peer copy read it
+    packed.reset();  // cudaFree: after the peer copy read it (it waits for the device)
     src_stream.join_back();
   }
 

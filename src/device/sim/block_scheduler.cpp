@@ -19,7 +19,9 @@
 #include <new>
 #include <vector>
 
-#if !(defined(__x86_64__) && defined(__linux__))
+// The hand-written switch returns onto another stack, which a CET shadow stack would refuse;
+// glibc's swapcontext knows how to switch shadow stacks.
+#if !(defined(__x86_64__) && defined(__linux__)) || (defined(__CET__) && (__CET__ & 2))
 #include <ucontext.h>
 #define GTS_SIM_UCONTEXT 1
 #endif
@@ -51,7 +53,7 @@
 // the context whose stack pointer is load_sp. gts_sim_start is where a fresh fiber's first
 // switch "returns" to: it calls r12(r13) on the fiber's stack (which never returns).
 __asm__(
-    ".text\n"
+    ".pushsection .text\n"
     ".globl gts_sim_switch\n"
     ".hidden gts_sim_switch\n"
     ".type gts_sim_switch,@function\n"
@@ -88,7 +90,8 @@ __asm__(
     "  callq *%r12\n"
     "  ud2\n"
     "  .cfi_endproc\n"
-    ".size gts_sim_start, .-gts_sim_start\n");
+    ".size gts_sim_start, .-gts_sim_start\n"
+    ".popsection\n");
 extern "C" void gts_sim_switch(void** save_sp, void* load_sp);
 extern "C" void gts_sim_start();
 #endif

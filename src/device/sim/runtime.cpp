@@ -130,6 +130,7 @@ struct op {
   const char* what = "";
   std::vector<op_ptr> deps;
   std::function<cudaError_t()> work;  // runs outside the lock; an error becomes sticky
+  bool bookkeeping = false;  // runs even on a failed device (a queued free must not be lost)
   op_state state = op_state::queued;
   std::chrono::steady_clock::time_point done_at{};
 };
@@ -190,6 +191,7 @@ struct runtime_state {
   uint64_t launches = 0;
   uint64_t seed = 1;
   bool shuffle = true;
+  bool eager = false;  // run queued work at once (see control::set_execution)
   bool fault_handler_installed = false;
 
   runtime_state() {
@@ -381,7 +383,17 @@ void retire_block(runtime_state& s, allocation* a, const char* how) {
 }
 
 // A pool block handed back: kept for reuse, inaccessible until then.
+void retire_block(runtime_state& s, allocation* a, const char* how);
+
 void cache_block(runtime_state& s, allocation* a) {
+  if (a->owner->destroyed) {  // its pool is gone: nothing will reuse it
+    a->owner->used -= a->usable;
+    a->owner->reserved -= a->usable;
+    a->owner = nullptr;
+    a->free_queued = false;
+    retire_block(s, a, "cudaFreeAsync (its pool was destroyed)");
+    return;
+  }
   remove_live(s, a);
   a->free_queued = false;
   a->freed_by = "cudaFreeAsync";
@@ -638,10 +650,13 @@ void complete(std::unique_lock<std::mutex>& lk, runtime_state& s, const op_ptr& 
       s.cv.wait(lk);
       continue;
     }
+    // Of the dependencies still pending, the last one first: an event or another stream's work
+    // before the stream's own predecessor, so work that is ordered only by stream order and not
+    // by the event it should have waited for runs in the wrong order and shows it.
     op_ptr dep;
-    for (const op_ptr& d : o->deps) {
-      if (d->state != op_state::done) {
-        dep = d;
+    for (auto d = o->deps.rbegin(); d != o->deps.rend(); ++d) {
+      if ((*d)->state != op_state::done) {
+        dep = *d;
         break;
       }
     }
@@ -651,11 +666,17 @@ void complete(std::unique_lock<std::mutex>& lk, runtime_state& s, const op_ptr& 
     }
     o->state = op_state::running;
     std::function<cudaError_t()> work = std::move(o->work);
-    // Work queued before the device failed does not run on a dead device.
-    const bool dead = s.devices[o->device].sticky != cudaSuccess;
+    // Work queued before the device failed does not run on a dead device (bookkeeping does).
+    const bool dead = s.devices[o->device].sticky != cudaSuccess && !o->bookkeeping;
     lk.unlock();
     cudaError_t e = cudaSuccess;
-    if (!dead && work) e = work();
+    if (!dead && work) {
+      try {
+        e = work();
+      } catch (...) {  // out of memory in the simulator itself: the work failed
+        e = cudaErrorLaunchFailure;
+      }
+    }
     lk.lock();
     if (e != cudaSuccess && s.devices[o->device].sticky == cudaSuccess) {
       s.devices[o->device].sticky = e;
@@ -667,6 +688,13 @@ void complete(std::unique_lock<std::mutex>& lk, runtime_state& s, const op_ptr& 
     s.cv.notify_all();
     todo.pop_back();
   }
+}
+
+// In eager mode, queued work runs before the call that queued it returns (when what it depends
+// on has run too): the opposite mistake from the deferred default, work that was queued before
+// the host produced its input, then shows.
+void run_if_eager(std::unique_lock<std::mutex>& lk, runtime_state& s, const op_ptr& o) {
+  if (s.eager) complete(lk, s, o);
 }
 
 // Frees retired streams whose work has run.
@@ -768,11 +796,14 @@ cudaError_t copy_async(const copy_request& c, cudaMemcpyKind kind, cudaStream_t 
     }
     return cudaSuccess;
   });
-  // Host-to-host copies are synchronous in CUDA; so are the blocking calls.
+  // Host-to-host copies are synchronous in CUDA; so are the blocking calls. (The stream may be
+  // destroyed while the lock is released: its device is kept first.)
   if (wait || (!dst_dev && !src_dev)) {
+    const int device = st->device;
     complete(lk, s, o);
-    return ret(after_sync(s, st->device));
+    return ret(after_sync(s, device));
   }
+  run_if_eager(lk, s, o);
   return cudaSuccess;
 }
 
@@ -793,7 +824,7 @@ cudaError_t memset_async(void* dst, int value, std::size_t bytes, cudaStream_t h
   }
   if (!device_side(s, dst, bytes)) return ret(cudaErrorInvalidValue);  // host memory
   const cudaError_t async_error = inj.async ? inj.error : cudaSuccess;
-  enqueue(s, *st, "cudaMemsetAsync", [dst, value, bytes, async_error]() -> cudaError_t {
+  op_ptr o = enqueue(s, *st, "cudaMemsetAsync", [dst, value, bytes, async_error]() -> cudaError_t {
     runtime_state& rs = state();
     {
       std::lock_guard<std::mutex> g(rs.mu);
@@ -806,6 +837,7 @@ cudaError_t memset_async(void* dst, int value, std::size_t bytes, cudaStream_t h
     std::memset(dst, value, bytes);
     return cudaSuccess;
   });
+  run_if_eager(lk, s, o);
   return cudaSuccess;
 }
 
@@ -862,6 +894,7 @@ void load_environment(runtime_state& s) {
   s.injections = {};
   s.seed = 1;
   s.shuffle = true;
+  s.eager = false;
   auto bad = [&](const char* var, const char* value, const char* want) {
     if (s.env_error.empty()) {
       s.env_error = std::string(var) + "='" + value + "' is not " + want;
@@ -903,6 +936,13 @@ void load_environment(runtime_state& s) {
       s.seed = static_cast<uint64_t>(v);
     } else {
       bad("GTSTORAGE_SIM_SEED", e, "a seed (a non-negative integer) or 'ordered'");
+    }
+  }
+  if (const char* e = std::getenv("GTSTORAGE_SIM_EXECUTION"); e != nullptr && *e != '\0') {
+    if (std::strcmp(e, "eager") == 0 || std::strcmp(e, "deferred") == 0) {
+      s.eager = std::strcmp(e, "eager") == 0;
+    } else {
+      bad("GTSTORAGE_SIM_EXECUTION", e, "'deferred' or 'eager'");
     }
   }
   if (const char* e = std::getenv("GTSTORAGE_SIM_FAIL"); e != nullptr && *e != '\0') {
@@ -1271,8 +1311,12 @@ cudaError_t free_block(void* ptr, bool host) {
     if (tls_device != a->device && tls_device < s.m.device_count)
       complete_device(lk, s, tls_device);
   }
-  // Waiting released the lock: someone may have freed it meanwhile.
-  if (!a->live || a->free_queued) return ret(cudaErrorInvalidValue);
+  // Waiting released the lock: someone may have freed it meanwhile (and the record may even have
+  // left the quarantine), so look it up again.
+  a = find(s, ptr);
+  if (a == nullptr || !a->live || a->user != ptr || a->free_queued) {
+    return ret(cudaErrorInvalidValue);
+  }
   if (a->kind == mem_kind::pool && a->owner != nullptr) {
     cache_block(s, a);
   } else {
@@ -1381,12 +1425,13 @@ cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t stream) 
 
 cudaError_t cudaFreeAsync(void* ptr, cudaStream_t h) {
   runtime_state& s = state();
-  std::lock_guard<std::mutex> lk(s.mu);
+  std::unique_lock<std::mutex> lk(s.mu);
   if (const cudaError_t e = init_error(s)) return ret(e);
   if (ptr == nullptr) return cudaSuccess;
   cudaError_t err = cudaSuccess;
   stream* st = resolve(s, h, err);
   if (st == nullptr) return ret(err);
+  if (const cudaError_t e = device_error(s, st->device)) return ret(e);
   allocation* a = find(s, ptr);
   if (a == nullptr || !a->live || a->user != ptr || a->free_queued || a->kind == mem_kind::pinned) {
     if (a != nullptr && !a->live) {
@@ -1395,7 +1440,7 @@ cudaError_t cudaFreeAsync(void* ptr, cudaStream_t h) {
     return ret(cudaErrorInvalidValue);
   }
   a->free_queued = true;
-  enqueue(s, *st, "cudaFreeAsync", [a]() -> cudaError_t {
+  op_ptr o = enqueue(s, *st, "cudaFreeAsync", [a]() -> cudaError_t {
     runtime_state& rs = state();
     std::lock_guard<std::mutex> g(rs.mu);
     if (a->kind == mem_kind::pool && a->owner != nullptr) {
@@ -1406,6 +1451,8 @@ cudaError_t cudaFreeAsync(void* ptr, cudaStream_t h) {
     }
     return cudaSuccess;
   });
+  o->bookkeeping = true;
+  run_if_eager(lk, s, o);
   return cudaSuccess;
 }
 
@@ -1732,6 +1779,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   auto it = s.events.find(e);
   if (it == s.events.end()) return ret(cudaErrorInvalidResourceHandle);
   const int d = it->second->device;
+  if (const cudaError_t e = device_error(s, d)) return ret(e);
   if (const injected inj = inject(s, control::call_class::synchronize); inj.error != cudaSuccess) {
     return ret(inj.error);
   }
@@ -1778,7 +1826,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 cudaError_t detail::launch(const cudaLaunchConfig_t* config, const void* kernel,
                            std::function<void()> body) {
   runtime_state& s = state();
-  std::lock_guard<std::mutex> lk(s.mu);
+  std::unique_lock<std::mutex> lk(s.mu);
   if (const cudaError_t e = init_error(s)) return ret(e);
   if (config == nullptr || kernel == nullptr || !body) return ret(cudaErrorInvalidValue);
   const dim3 g = config->gridDim, b = config->blockDim;
@@ -1804,7 +1852,7 @@ cudaError_t detail::launch(const cudaLaunchConfig_t* config, const void* kernel,
   if (s.launch_log.size() > 4096) s.launch_log.pop_front();
   detail::schedule order{s.seed ^ (n * 0x9E3779B97F4A7C15ull), s.shuffle};
   const cudaError_t async_error = inj.async ? inj.error : cudaSuccess;
-  enqueue(s, *st, "kernel", [g, b, body = std::move(body), order, d, n, async_error]() {
+  op_ptr o = enqueue(s, *st, "kernel", [g, b, body = std::move(body), order, d, n, async_error]() {
     if (async_error != cudaSuccess) return async_error;
     const std::string thrown = detail::run_grid(g, b, body, order);
     runtime_state& rs = state();
@@ -1816,6 +1864,7 @@ cudaError_t detail::launch(const cudaLaunchConfig_t* config, const void* kernel,
     }
     return check_redzones(rs, d, n) ? cudaErrorIllegalAddress : cudaSuccess;
   });
+  run_if_eager(lk, s, o);
   return cudaSuccess;
 }
 
@@ -1856,6 +1905,12 @@ void clear_failures() {
   std::lock_guard<std::mutex> lk(s.mu);
   s.injections = {};
   for (device_state& d : s.devices) d.sticky = cudaSuccess;
+}
+
+void set_execution(bool eager) {
+  runtime_state& s = state();
+  std::lock_guard<std::mutex> lk(s.mu);
+  s.eager = eager;
 }
 
 void set_schedule(uint64_t seed, bool shuffle) {

@@ -54,6 +54,11 @@ void set_sticky_error(int device, cudaError_t error);
 /// Removes pending injections and sticky errors.
 void clear_failures();
 
+/// When queued work runs: deferred (the default: only when something waits for it, so a host
+/// read that does not wait sees stale data) or eager (at once, so work queued before its input
+/// was ready sees the old input). GTSTORAGE_SIM_EXECUTION=deferred|eager.
+void set_execution(bool eager);
+
 /// Execution order of the threads of a block between barriers (and of the blocks of a grid):
 /// shuffled with @p seed, or in index order when @p shuffle is false.
 void set_schedule(uint64_t seed, bool shuffle);
@@ -89,7 +94,8 @@ std::vector<std::string> take_memcheck_reports();
 int64_t pending_operations();
 
 /// Re-reads the environment: GTSTORAGE_EMULATED_DEVICES, GTSTORAGE_SIM_DRIVER_VERSION,
-/// GTSTORAGE_SIM_DEVICE_MEMORY, GTSTORAGE_SIM_MULTIPROCESSORS, GTSTORAGE_SIM_SEED and
+/// GTSTORAGE_SIM_DEVICE_MEMORY, GTSTORAGE_SIM_MULTIPROCESSORS, GTSTORAGE_SIM_SEED,
+/// GTSTORAGE_SIM_EXECUTION and
 /// GTSTORAGE_SIM_FAIL ("class:n[:error[:async]]", comma separated, e.g. "alloc:2:2" makes the
 /// second allocation fail with cudaErrorMemoryAllocation). A malformed value is not an
 /// error here (this is called from places that cannot fail): the machine then has no driver,
