@@ -8,7 +8,9 @@
 # usage: tools/gpu-check.sh [OUT_DIR]      (default: $OUT if set, else build/gpu-check)
 # env:   JOBS (default: nproc), CUDA_HOME (default /usr/local/cuda), CUDA_ARCH (default 90),
 #        GTSTORAGE_GPU_CHECK_BUILD (build dir, default build/gpu), BUILD_ONLY=1 (stop after the
-#        build: what a machine without a GPU can check).
+#        build: what a machine without a GPU can check), GPU_CHECK_BUDGET (seconds for the whole
+#        run, default 570: each step's limit is cut to what is left, and a step with no time
+#        left is not run and counts as failed, so a run that cannot finish in time says so).
 # Exit status: 0 when every step passed, 1 otherwise (the summary says which).
 set -u -o pipefail
 
@@ -25,10 +27,21 @@ t0=$SECONDS
 failed=()
 rows=()
 
-# step NAME LIMIT_S CMD...: runs with a time limit, output in $out/NAME.log, one summary row.
+budget=${GPU_CHECK_BUDGET:-570}
+
+# step NAME LIMIT_S CMD...: runs with a time limit (cut to the budget left), output in
+# $out/NAME.log, one summary row.
 step() {
   local name=$1 limit=$2 t=$SECONDS rc
   shift 2
+  local left=$((budget - (SECONDS - t0)))
+  if ((left < 20)); then
+    rows+=("| $name | NOT RUN | | the time budget ($budget s) is used up |")
+    failed+=("$name")
+    echo "[$((SECONDS - t0)) s] $name: not run (time budget)"
+    return 1
+  fi
+  ((limit > left)) && limit=$left
   timeout --signal=TERM --kill-after=15 "$limit" "$@" >"$out/$name.log" 2>&1
   rc=$?
   local last
@@ -70,19 +83,22 @@ write_summary() {
 }
 
 {
-  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv 2>&1 ||
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv 2>&1
+  else
     echo "nvidia-smi: not available"
+  fi
   nvcc --version 2>&1 | tail -n 2
   echo "host: $(nproc) cores, $(uname -sr)"
 } >"$out/machine.txt"
 cat "$out/machine.txt"
 
 # ---- 1. Build: RelWithDebInfo, -lineinfo so sanitizer reports name source lines ----------------
-step configure 180 cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+step configure 120 cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
   -DCMAKE_CUDA_FLAGS=-lineinfo -DGTSTORAGE_ENABLE_CUDA=ON -DGTSTORAGE_ENABLE_FORTRAN=OFF \
   -DGTSTORAGE_BUILD_TESTS=ON -DGTSTORAGE_BUILD_BENCH=ON || { write_summary; exit 1; }
-step build 420 cmake --build "$build" -j "$jobs" || { write_summary; exit 1; }
+step build 300 cmake --build "$build" -j "$jobs" || { write_summary; exit 1; }
 if [[ ${BUILD_ONLY:-0} == 1 ]]; then
   write_summary
   exit 0
@@ -93,23 +109,23 @@ export GTSTORAGE_TEST_REQUIRE_GPU=1
 devt=$build/tests/internal/device/test_device_backends
 ssm=$build/tests/sync/test_sync_state_machine
 checks=$build/tests/gpu/test_gpu_checks
-step ctest_gpu 300 ctest --test-dir "$build" -L gpu -V --timeout 280
+step ctest_gpu 150 ctest --test-dir "$build" -L gpu -V --timeout 140
 grep -q "running the functional suite" "$out/ctest_gpu.log" ||
   { rows+=("| ctest_gpu | FAILED | | the CUDA functional suite did not run |"); failed+=(functional_suite); }
 # The whole suite with this build (the simulated runtime included), as CI runs it.
-step ctest_all 300 ctest --test-dir "$build" -j 8 -LE gpu --output-on-failure --timeout 280
+step ctest_all 120 ctest --test-dir "$build" -j 8 -LE gpu --output-on-failure --timeout 110
 
 # ---- 3. compute-sanitizer on the binaries that launch kernels and move memory --------------------
 cs=$(command -v compute-sanitizer || find "$cuda_home/compute-sanitizer" -maxdepth 1 -name compute-sanitizer -type f 2>/dev/null | head -n 1)
 if [[ -n $cs ]]; then
   csf=(--error-exitcode 99 --print-limit 50)
   export GTSTORAGE_GPU_TRIALS=8  # fewer random layouts: every kernel and path still runs
-  step memcheck_backend 240 "$cs" --tool memcheck --leak-check full "${csf[@]}" "$devt"
-  step memcheck_sync 150 "$cs" --tool memcheck "${csf[@]}" "$ssm" cuda
-  step memcheck_checks 240 "$cs" --tool memcheck "${csf[@]}" "$checks"
-  step racecheck_backend 240 "$cs" --tool racecheck --racecheck-report all "${csf[@]}" "$devt"
-  step synccheck_backend 180 "$cs" --tool synccheck "${csf[@]}" "$devt"
-  step initcheck_sync 150 "$cs" --tool initcheck "${csf[@]}" "$ssm" cuda
+  step memcheck_backend 90 "$cs" --tool memcheck --leak-check full "${csf[@]}" "$devt"
+  step memcheck_sync 60 "$cs" --tool memcheck "${csf[@]}" "$ssm" cuda
+  step memcheck_checks 120 "$cs" --tool memcheck "${csf[@]}" "$checks"
+  step racecheck_backend 90 "$cs" --tool racecheck --racecheck-report all "${csf[@]}" "$devt"
+  step synccheck_backend 60 "$cs" --tool synccheck "${csf[@]}" "$devt"
+  step initcheck_sync 60 "$cs" --tool initcheck "${csf[@]}" "$ssm" cuda
   unset GTSTORAGE_GPU_TRIALS
 else
   rows+=("| compute-sanitizer | FAILED | | not found under $cuda_home |")
@@ -117,7 +133,7 @@ else
 fi
 
 # ---- 4. Device benchmark (512 x 512 x 128 f8 fields) ----------------------------------------------
-step bench 180 "$build/bench/gtstorage-bench" --device --json-only --reps 7 &&
+step bench 60 "$build/bench/gtstorage-bench" --device --json-only --reps 7 &&
   cp "$out/bench.log" "$out/bench.json"
 
 write_summary
