@@ -114,6 +114,17 @@ int64_t count_wrong_index_values(const strided_array& a) {
   return wrong;
 }
 
+// Elements of @p bytes (8-byte items) that are not @p want.
+int64_t count_not(const std::vector<std::byte>& bytes, double want, int64_t n) {
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double x = 0;
+    std::memcpy(&x, bytes.data() + 8 * i, 8);
+    wrong += x != want;
+  }
+  return wrong;
+}
+
 int transposes_launched() {
   int n = 0;
   for (const auto& l : ctl::launches()) n += l.block.y == 8;  // the only 2-D block: 32 x 8
@@ -373,12 +384,7 @@ void cross_device_copies_wait_for_the_producer() {
   be().copy_strided(t, s, direction::device_to_device, 0);
   be().synchronize(0);
   std::vector<std::byte> r = dst.read();
-  int64_t wrong = 0;
-  for (int64_t i = 0; i < n0 * n1; ++i) {
-    double x = 0;
-    std::memcpy(&x, r.data() + 8 * i, 8);
-    wrong += x != v;
-  }
+  int64_t wrong = count_not(r, v, n0 * n1);
   CHECK_MSG(wrong == 0, "%lld elements copied before the producer's fill ran",
             static_cast<long long>(wrong));
   // Layouts that agree: one peer memcpy, which also waits for the producer.
@@ -388,12 +394,7 @@ void cross_device_copies_wait_for_the_producer() {
   be().copy_strided(make(dst2.ptr, 8, {n0, n1}, {n1 * 8, 8}), s, direction::device_to_device, 0);
   be().synchronize(0);
   r = dst2.read();
-  wrong = 0;
-  for (int64_t i = 0; i < n0 * n1; ++i) {
-    double x = 0;
-    std::memcpy(&x, r.data() + 8 * i, 8);
-    wrong += x != u;
-  }
+  wrong = count_not(r, u, n0 * n1);
   CHECK_MSG(wrong == 0, "peer memcpy: %lld elements copied before the producer ran",
             static_cast<long long>(wrong));
   // And the raw 1-D copy.
@@ -414,14 +415,7 @@ void cross_device_copies_wait_for_the_producer() {
   be().fill(padded, &w, p1);
   be().copy_strided(t2, padded, direction::device_to_device, p1);
   be().synchronize(p1);
-  r = dst.read();
-  wrong = 0;
-  for (int64_t i = 0; i < n0 * (n1 - 2); ++i) {
-    double x = 0;
-    std::memcpy(&x, r.data() + 8 * i, 8);
-    wrong += x != w;
-  }
-  CHECK(wrong == 0);
+  CHECK(count_not(dst.read(), w, n0 * (n1 - 2)) == 0);
   be().destroy_stream(p1);
   CHECK(ctl::take_memcheck_reports().empty());
 }

@@ -901,34 +901,25 @@ void load_environment(runtime_state& s) {
     }
   };
   long long v = 0;
-  if (const char* e = std::getenv("GTSTORAGE_EMULATED_DEVICES"); e != nullptr && *e != '\0') {
-    if (parse_int(e, 0, max_devices, v)) {
-      s.m.device_count = static_cast<int>(v);
+  // An integer variable in [lo, hi], or a message saying what it should be.
+  auto integer = [&](const char* var, long long lo, long long hi, const char* want, auto set) {
+    const char* e = std::getenv(var);
+    if (e == nullptr || *e == '\0') return;
+    if (parse_int(e, lo, hi, v)) {
+      set(v);
     } else {
-      bad("GTSTORAGE_EMULATED_DEVICES", e, "a device count (0..64)");
+      bad(var, e, want);
     }
-  }
-  if (const char* e = std::getenv("GTSTORAGE_SIM_DRIVER_VERSION"); e != nullptr && *e != '\0') {
-    if (parse_int(e, 0, 1000000, v)) {
-      s.m.driver_version = static_cast<int>(v);
-    } else {
-      bad("GTSTORAGE_SIM_DRIVER_VERSION", e, "a CUDA version number such as 12040 (0 = no driver)");
-    }
-  }
-  if (const char* e = std::getenv("GTSTORAGE_SIM_DEVICE_MEMORY"); e != nullptr && *e != '\0') {
-    if (parse_int(e, 1, (1ll << 50), v)) {
-      s.m.device_memory = static_cast<std::size_t>(v);
-    } else {
-      bad("GTSTORAGE_SIM_DEVICE_MEMORY", e, "a size in bytes");
-    }
-  }
-  if (const char* e = std::getenv("GTSTORAGE_SIM_MULTIPROCESSORS"); e != nullptr && *e != '\0') {
-    if (parse_int(e, 1, 1024, v)) {
-      s.m.multiprocessors = static_cast<int>(v);
-    } else {
-      bad("GTSTORAGE_SIM_MULTIPROCESSORS", e, "a count (1..1024)");
-    }
-  }
+  };
+  integer("GTSTORAGE_EMULATED_DEVICES", 0, max_devices, "a device count (0..64)",
+          [&](long long x) { s.m.device_count = static_cast<int>(x); });
+  integer("GTSTORAGE_SIM_DRIVER_VERSION", 0, 1000000,
+          "a CUDA version number such as 12040 (0 = no driver)",
+          [&](long long x) { s.m.driver_version = static_cast<int>(x); });
+  integer("GTSTORAGE_SIM_DEVICE_MEMORY", 1, 1ll << 50, "a size in bytes",
+          [&](long long x) { s.m.device_memory = static_cast<std::size_t>(x); });
+  integer("GTSTORAGE_SIM_MULTIPROCESSORS", 1, 1024, "a count (1..1024)",
+          [&](long long x) { s.m.multiprocessors = static_cast<int>(x); });
   if (const char* e = std::getenv("GTSTORAGE_SIM_SEED"); e != nullptr && *e != '\0') {
     if (std::strcmp(e, "ordered") == 0) {
       s.shuffle = false;
