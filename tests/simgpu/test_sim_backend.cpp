@@ -83,8 +83,9 @@ strided_array make(void* p, int itemsize, std::initializer_list<int64_t> shape,
   return a;
 }
 
-// Element (i) of a C-ordered index space written through @p a (8-byte items): value i.
-void write_index_values(const strided_array& a) {
+// Calls f(i, element address) for every element of @p a, i its C-order linear index.
+template <class F>
+void for_each_element(const strided_array& a, F&& f) {
   int64_t n = 1;
   for (int d = 0; d < a.ndim; ++d) n *= a.shape[d];
   for (int64_t i = 0; i < n; ++i) {
@@ -93,24 +94,25 @@ void write_index_values(const strided_array& a) {
       off += (r % a.shape[d]) * a.strides[d];
       r /= a.shape[d];
     }
-    const double v = static_cast<double>(i);
-    std::memcpy(a.data + off, &v, 8);
+    f(i, a.data + off);
   }
 }
 
+// Element i of @p a (8-byte items) gets the value i.
+void write_index_values(const strided_array& a) {
+  for_each_element(a, [](int64_t i, std::byte* p) {
+    const double v = static_cast<double>(i);
+    std::memcpy(p, &v, 8);
+  });
+}
+
 int64_t count_wrong_index_values(const strided_array& a) {
-  int64_t n = 1, wrong = 0;
-  for (int d = 0; d < a.ndim; ++d) n *= a.shape[d];
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t r = i, off = 0;
-    for (int d = a.ndim - 1; d >= 0; --d) {
-      off += (r % a.shape[d]) * a.strides[d];
-      r /= a.shape[d];
-    }
+  int64_t wrong = 0;
+  for_each_element(a, [&](int64_t i, const std::byte* p) {
     double v = 0;
-    std::memcpy(&v, a.data + off, 8);
+    std::memcpy(&v, p, 8);
     wrong += v != static_cast<double>(i);
-  }
+  });
   return wrong;
 }
 

@@ -249,8 +249,12 @@ cudaError_t init_error(const runtime_state& s) {
   return cudaSuccess;
 }
 
+bool valid_ordinal(const runtime_state& s, int d) {
+  return d >= 0 && d < s.m.device_count;
+}
+
 cudaError_t device_error(const runtime_state& s, int d) {
-  if (d < 0 || d >= s.m.device_count) return cudaErrorInvalidDevice;
+  if (!valid_ordinal(s, d)) return cudaErrorInvalidDevice;
   return s.devices[d].sticky;
 }
 
@@ -1146,7 +1150,7 @@ cudaError_t cudaSetDevice(int device) {
   runtime_state& s = state();
   std::lock_guard<std::mutex> lk(s.mu);
   if (const cudaError_t e = init_error(s)) return ret(e);
-  if (device < 0 || device >= s.m.device_count) return ret(cudaErrorInvalidDevice);
+  if (!valid_ordinal(s, device)) return ret(cudaErrorInvalidDevice);
   tls_device = device;
   return cudaSuccess;
 }
@@ -1156,7 +1160,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   if (prop == nullptr) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(s.mu);
   if (const cudaError_t e = init_error(s)) return ret(e);
-  if (device < 0 || device >= s.m.device_count) return ret(cudaErrorInvalidDevice);
+  if (!valid_ordinal(s, device)) return ret(cudaErrorInvalidDevice);
   *prop = cudaDeviceProp{};
   std::snprintf(prop->name, sizeof prop->name, "emulated device %d (simulated CUDA runtime)",
                 device);
@@ -1175,7 +1179,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
   if (value == nullptr) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(s.mu);
   if (const cudaError_t e = init_error(s)) return ret(e);
-  if (device < 0 || device >= s.m.device_count) return ret(cudaErrorInvalidDevice);
+  if (!valid_ordinal(s, device)) return ret(cudaErrorInvalidDevice);
   switch (attr) {
     case cudaDevAttrMaxThreadsPerBlock:
       *value = 1024;
@@ -1452,7 +1456,7 @@ cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool_handle, int device) 
   if (pool_handle == nullptr) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(s.mu);
   if (const cudaError_t e = init_error(s)) return ret(e);
-  if (device < 0 || device >= s.m.device_count) return ret(cudaErrorInvalidDevice);
+  if (!valid_ordinal(s, device)) return ret(cudaErrorInvalidDevice);
   if (!s.m.memory_pools) return ret(cudaErrorNotSupported);
   *pool_handle = reinterpret_cast<cudaMemPool_t>(default_pool(s, device));
   return cudaSuccess;
