@@ -43,7 +43,7 @@ module gtstorage
   integer(gtstorage_handle_kind), parameter, public :: GTSTORAGE_NULL_HANDLE = 0
 
   integer(c_int), parameter, public :: &
-    GTSTORAGE_VERSION_MAJOR = 1, GTSTORAGE_VERSION_MINOR = 0, GTSTORAGE_VERSION_PATCH = 0, &
+    GTSTORAGE_VERSION_MAJOR = 1, GTSTORAGE_VERSION_MINOR = 1, GTSTORAGE_VERSION_PATCH = 0, &
     GTSTORAGE_VERSION_NUMBER = GTSTORAGE_VERSION_MAJOR * 10000 + GTSTORAGE_VERSION_MINOR * 100 &
                                + GTSTORAGE_VERSION_PATCH
 
@@ -106,6 +106,8 @@ module gtstorage
     GTSTORAGE_DL_CUDA_MANAGED = 13
   ! gtstorage_slice_kind
   integer(c_int), parameter, public :: GTSTORAGE_SLICE_RANGE = 0, GTSTORAGE_SLICE_INDEX = 1
+  ! gtstorage_dlpack_kind (gtstorage_wrap_dlpack_c)
+  integer(c_int), parameter, public :: GTSTORAGE_DLPACK_LEGACY = 0, GTSTORAGE_DLPACK_VERSIONED = 1
   !> "Not given" start/stop of a gtstorage_slice_spec (INT64_MIN, Python's None).
   integer(c_int64_t), parameter, public :: GTSTORAGE_SLICE_NONE = -huge(0_c_int64_t) - 1_c_int64_t
 
@@ -172,6 +174,14 @@ module gtstorage
     integer(c_int32_t) :: sync_state = GTSTORAGE_SYNC_CLEAN
     integer(c_int32_t) :: reserved = 0
   end type gtstorage_wrap_options
+
+  !> Optional parameters of gtstorage_wrap_dlpack_c (C gtstorage_dlpack_options).
+  type, bind(C), public :: gtstorage_dlpack_options
+    integer(c_int32_t) :: struct_size = 0
+    integer(c_int32_t) :: readonly = 0
+    type(c_ptr) :: dims = c_null_ptr  !< const char *
+    type(c_ptr) :: halo = c_null_ptr  !< const int64_t *, 2*ndim
+  end type gtstorage_dlpack_options
 
   !> Result of gtstorage_plan_c (C gtstorage_plan_info). C arrays [16][4] are (4, 16) here.
   type, bind(C), public :: gtstorage_plan_info
@@ -293,7 +303,8 @@ module gtstorage
             gtstorage_set_stream_c, gtstorage_device_count_c, gtstorage_set_device_backend_c, &
             gtstorage_get_device_backend_c, gtstorage_set_device_c, gtstorage_get_stats_c, &
             gtstorage_reset_transfer_stats_c, gtstorage_get_transfer_stats_c, &
-            gtstorage_to_dlpack_versioned_c, gtstorage_to_dlpack_c
+            gtstorage_to_dlpack_versioned_c, gtstorage_to_dlpack_c, &
+            gtstorage_dlpack_options_init_c, gtstorage_wrap_dlpack_c
 
   ! Output arguments are intent(inout), not intent(out): on failure the C functions leave them
   ! unchanged, and with intent(out) the compiler may drop the caller's initialization (so a
@@ -609,6 +620,24 @@ module gtstorage
       type(c_ptr), intent(inout) :: out  !< DLManagedTensor *
       integer(c_int) :: status
     end function gtstorage_to_dlpack_c
+
+    function gtstorage_dlpack_options_init_c(options) bind(C, name="gtstorage_dlpack_options_init") &
+        result(status)
+      import :: c_int, gtstorage_dlpack_options
+      type(gtstorage_dlpack_options), intent(inout) :: options
+      integer(c_int) :: status
+    end function gtstorage_dlpack_options_init_c
+
+    !> Takes ownership of managed_tensor on success only (see gtstorage_wrap_dlpack in the header).
+    function gtstorage_wrap_dlpack_c(managed_tensor, kind, options, out) &
+        bind(C, name="gtstorage_wrap_dlpack") result(status)
+      import :: c_int, c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: managed_tensor  !< DLManagedTensor(Versioned) *
+      integer(c_int32_t), value :: kind
+      type(c_ptr), value :: options         !< const gtstorage_dlpack_options *, may be C NULL
+      integer(c_int64_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function gtstorage_wrap_dlpack_c
   end interface
 
   ! ============================================================================================
@@ -897,16 +926,18 @@ contains
     s = GTSTORAGE_NULL_HANDLE
     call gtstorage_fortran_clear_error()
     n = size(shape)
-    if (n < 1 .or. n > GTSTORAGE_MAX_NDIM) then
+    ! An empty shape is a 0-d storage (one element, NumPy's shape ()); its per-dimension
+    ! arrays stay C NULL (c_loc wants arrays of nonzero size).
+    if (n > GTSTORAGE_MAX_NDIM) then
       call fail(GTSTORAGE_ERROR_INVALID_ARGUMENT, "shape has "//itoa(n)// &
-                " values; expected 1 to "//itoa(GTSTORAGE_MAX_NDIM), status, where)
+                " values; expected 0 to "//itoa(GTSTORAGE_MAX_NDIM), status, where)
       return
     end if
     allocate (cshape(n))
     cshape = int(shape, c_int64_t)
     opts%struct_size = int(c_sizeof(opts), c_int32_t)
     opts%ndim = int(n, c_int32_t)
-    opts%shape = c_loc(cshape)
+    if (n > 0) opts%shape = c_loc(cshape)
 
     allocate (chalo(2 * n))
     chalo = 0
@@ -918,7 +949,7 @@ contains
                   ") lower/upper pairs", status, where)
         return
       end if
-      opts%halo = c_loc(chalo)
+      if (n > 0) opts%halo = c_loc(chalo)
     end if
     if (present(layout)) then
       if (size(layout) /= n) then
@@ -927,7 +958,7 @@ contains
         return
       end if
       clayout = int(layout, c_int32_t)
-      opts%layout = c_loc(clayout)
+      if (n > 0) opts%layout = c_loc(clayout)
     end if
     if (present(aligned_index)) then
       if (size(aligned_index) /= n) then
@@ -938,7 +969,7 @@ contains
       end if
       ! Fortran index 1 is the first interior point, C index lower_halo.
       caligned = int(aligned_index, c_int64_t) - 1 + chalo(1::2)
-      opts%aligned_index = c_loc(caligned)
+      if (n > 0) opts%aligned_index = c_loc(caligned)
     end if
     if (present(preset)) then
       call to_c_array(preset, cpreset)
@@ -1059,7 +1090,7 @@ contains
                   itoa(2 * rank(a))//") lower/upper pairs", status, where)
         return
       end if
-      phalo = c_loc(chalo)
+      if (rank(a) > 0) phalo = c_loc(chalo)
     end if
     if (present(dims)) then
       call to_c_array(dims, cdims)
@@ -1289,11 +1320,7 @@ contains
     call gtstorage_fortran_clear_error()
     view = GTSTORAGE_NULL_HANDLE
     cperm = int(perm - 1, c_int32_t)
-    if (size(perm) == 0) then
-      call fail(GTSTORAGE_ERROR_INVALID_ARGUMENT, "perm is empty; expected ndim values", &
-                status, "gtstorage_transpose")
-      return
-    end if
+    ! An empty perm is the transpose of a 0-d storage (any other ndim fails with a message).
     call finish(gtstorage_transpose_c(src, cperm, int(size(perm), c_int32_t), view), status, &
                 "gtstorage_transpose")
   end subroutine gtstorage_transpose
@@ -1361,6 +1388,15 @@ contains
       if (st_ == 0) then
         call fail(GTSTORAGE_ERROR_INVALID_ARGUMENT, "stride("//itoa(d)//") is 0", status, where)
         return
+      end if
+      ! An empty section (a(3:2), or any section of an extent 0) selects nothing; as in Fortran,
+      ! its bounds need not lie inside the dimension.
+      if ((st_ > 0 .and. up < lo) .or. (st_ < 0 .and. up > lo)) then
+        spec(d)%start = 0
+        spec(d)%stop = 0
+        spec(d)%step = st_
+        spec(d)%kind = GTSTORAGE_SLICE_RANGE
+        cycle
       end if
       ! Both ends must lie inside the dimension: the C API counts negative indices from the end
       ! (Python), which would silently turn a halo index into a different point.

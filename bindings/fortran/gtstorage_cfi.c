@@ -249,10 +249,7 @@ static int array_geometry(const CFI_cdesc_t* a, const char* typestr, const char*
     set_error("%s: internal error: no array descriptor or typestr", where);
     return GTSTORAGE_ERROR_INTERNAL;
   }
-  if (a->rank < 1) {
-    set_error("%s: a has rank 0; expected an array", where);
-    return GTSTORAGE_ERROR_INVALID_ARGUMENT;
-  }
+  /* Rank 0 (a scalar) is a 0-d storage of one element. */
   /* The generated callers pass the typestr of their own declared type; the element length of
    * the descriptor must agree, or the typestr table and the descriptor disagree. */
   const type_entry* type = NULL;

@@ -59,7 +59,7 @@ extern "C" {
 /** @{ */
 
 #define GTSTORAGE_VERSION_MAJOR 1 /**< Incremented on incompatible ABI changes (SONAME). */
-#define GTSTORAGE_VERSION_MINOR 0 /**< Incremented when functions or struct fields are added. */
+#define GTSTORAGE_VERSION_MINOR 1 /**< Incremented when functions or struct fields are added. */
 #define GTSTORAGE_VERSION_PATCH 0 /**< Incremented for fixes. */
 /** Version as one number: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define GTSTORAGE_VERSION_NUMBER \
@@ -116,7 +116,7 @@ typedef enum gtstorage_status {
 
 /**
  * Message of the last failed call on the calling thread, or "" if the last call succeeded.
- * It names the offending parameter first ("shape: extent -1 of dimension 0 … must be ≥ 1").
+ * It names the offending parameter first ("shape: extent -1 of dimension 0 … must be ≥ 0").
  * The string is owned by the library and valid until the next gtstorage call on this thread.
  */
 GTSTORAGE_API const char* gtstorage_last_error(void);
@@ -303,8 +303,17 @@ typedef struct gtstorage_array {
  * #GTSTORAGE_CREATE_OPTIONS_INIT. */
 typedef struct gtstorage_create_options {
   uint32_t struct_size; /**< sizeof(gtstorage_create_options). */
-  uint32_t ndim;        /**< Number of dimensions, 1 … #GTSTORAGE_MAX_NDIM. */
-  /** ndim extents in elements, halo included; each ≥ 1. */
+  /** Number of dimensions, 0 … #GTSTORAGE_MAX_NDIM. 0 is a scalar (NumPy's shape ()): exactly
+   *  one element, no extents, no padding; its per-dimension arrays may be NULL. */
+  uint32_t ndim;
+  /**
+   * ndim extents in elements, halo included; each ≥ 0. A storage with an extent 0 has no
+   * elements and allocates no bytes (allocation_bytes 0); its `data` is still a valid, non-null
+   * address, never dereferenced, and every copy, fill, sync, view and export of it succeeds and
+   * touches nothing. Its strides are those of the same layout with every extent 0 counted as 1
+   * (NumPy's rule: a C-order (4, 0, 5) of `<f8` has strides (40, 40, 8)), so they keep the
+   * layout's order; its only aligned index in an empty dimension is 0.
+   */
   const int64_t* shape;
   /** Typestr; NULL = "<f8". */
   const char* dtype;
@@ -326,7 +335,15 @@ typedef struct gtstorage_create_options {
   const int64_t* halo;
   /** ndim indices of the element whose address is aligned. NULL = the lower halo widths. */
   const int64_t* aligned_index;
-  /** Alignment in bytes, overriding the preset; 0 = the preset's. Must be a power of two. */
+  /**
+   * Alignment in bytes of the aligned element's address, overriding the preset; 0 = the
+   * preset's. Any positive value up to 2^30 that GT4Py accepts: gcd(alignment, itemsize) must
+   * be the alignment or the item size, i.e. a multiple of the item size (24 bytes for `<f8`:
+   * 3 items per aligned block) or a divisor of it (4 bytes for `<f8`); 12 bytes for `<f8` is
+   * refused. It need not be a power of two: the contiguous dimension is padded to a multiple of
+   * alignment / itemsize items (or 1), and a block for an alignment that is not a power of two
+   * is over-allocated by alignment - 1 bytes, as GT4Py does, on the host and the device.
+   */
   int64_t alignment_bytes;
   /** Initial contents, a ::gtstorage_init value. */
   int32_t init;
@@ -347,7 +364,7 @@ typedef struct gtstorage_create_options {
   const gtstorage_array* source;
 } gtstorage_create_options;
 
-/** Initializer for ::gtstorage_create_options (all defaults, ndim 0 to be set). */
+/** Initializer for ::gtstorage_create_options (all defaults; ndim 0, a scalar, until set). */
 #define GTSTORAGE_CREATE_OPTIONS_INIT                                                          \
   {                                                                                            \
     sizeof(gtstorage_create_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0,          \
@@ -371,7 +388,7 @@ typedef void (*gtstorage_release_fn)(void* user_data);
  */
 typedef struct gtstorage_wrap_options {
   uint32_t struct_size;   /**< sizeof(gtstorage_wrap_options). */
-  uint32_t ndim;          /**< Number of dimensions, 1 … #GTSTORAGE_MAX_NDIM. */
+  uint32_t ndim;          /**< Number of dimensions, 0 (one element) … #GTSTORAGE_MAX_NDIM. */
   void* data;             /**< Host address of element (0, …, 0); NULL if only device_data. */
   const int64_t* shape;   /**< ndim extents in elements, halo included. */
   const int64_t* strides; /**< ndim host strides in bytes; NULL = C-contiguous. */
@@ -431,8 +448,10 @@ typedef struct gtstorage_plan_info {
   char preset[GTSTORAGE_PRESET_NAME_SIZE];                 /**< Preset used. */
   int64_t itemsize;                                        /**< Bytes per element. */
   int64_t alignment_bytes;                                 /**< Effective alignment in bytes. */
-  int64_t byte_offset;      /**< Offset of element (0, …, 0) from the aligned block start. */
-  int64_t padded_bytes;     /**< Bytes spanned by the padded shape. */
+  /** Offset of element (0, …, 0) from the start of a block whose address is a multiple of
+   *  alignment_bytes (0 for a storage without elements). */
+  int64_t byte_offset;
+  int64_t padded_bytes;     /**< Bytes spanned by the padded shape (0 if an extent is 0). */
   int64_t allocation_bytes; /**< Bytes allocated: byte_offset + padded_bytes. */
   int32_t contiguous_dim;   /**< The padded (contiguous) dimension, -1 if ndim == 0. */
   int32_t device;           /**< Resolved ::gtstorage_device (CPU or GPU). */
@@ -452,11 +471,13 @@ typedef struct gtstorage_preset_info {
   uint32_t struct_size;                  /**< sizeof(gtstorage_preset_info). */
   uint32_t reserved;                     /**< Must be 0. */
   char name[GTSTORAGE_PRESET_NAME_SIZE]; /**< Name, e.g. "gt:cpu_kfirst". */
-  int64_t alignment;                     /**< Alignment value, ≥ 1, in `alignment_unit`. */
-  int32_t alignment_unit;                /**< ::gtstorage_alignment_unit. */
-  int32_t device;                        /**< #GTSTORAGE_DEVICE_CPU or #GTSTORAGE_DEVICE_GPU. */
-  int32_t rule;                          /**< ::gtstorage_layout_rule. */
-  int32_t base_layout[3];                /**< Ranks of I, J, K with RULE_BY_DIMS (0 = slowest). */
+  /** Alignment value, 1 … 2^30, in `alignment_unit` (any value, not only powers of two; a plan
+   *  refuses one that in bytes is neither a multiple nor a divisor of its item size). */
+  int64_t alignment;
+  int32_t alignment_unit; /**< ::gtstorage_alignment_unit. */
+  int32_t device;         /**< #GTSTORAGE_DEVICE_CPU or #GTSTORAGE_DEVICE_GPU. */
+  int32_t rule;           /**< ::gtstorage_layout_rule. */
+  int32_t base_layout[3]; /**< Ranks of I, J, K with RULE_BY_DIMS (0 = slowest). */
 } gtstorage_preset_info;
 
 /** Initializer for ::gtstorage_preset_info. */
@@ -501,13 +522,15 @@ typedef struct gtstorage_slice_spec {
   { GTSTORAGE_SLICE_NONE, GTSTORAGE_SLICE_NONE, 1, GTSTORAGE_SLICE_RANGE, 0 }
 
 /**
- * View of @p src sliced by @p nspec specs (nspec must equal the ndim of @p src). Halo widths
- * shrink to what remains inside the view (0 for dims with step ≠ 1).
+ * View of @p src sliced by @p nspec specs (nspec must equal the ndim of @p src; @p spec may be
+ * NULL when it is 0). Halo widths shrink to what remains inside the view (0 for dims with
+ * step ≠ 1). A range that selects nothing gives an empty view (extent 0), as in Python.
  */
 GTSTORAGE_API int gtstorage_slice(gtstorage_handle src, const gtstorage_slice_spec* spec,
                                   uint32_t nspec, gtstorage_handle* out);
 
-/** View with dimensions permuted: new dim d is old dim perm[d]; nperm = ndim of @p src. */
+/** View with dimensions permuted: new dim d is old dim perm[d]; nperm = ndim of @p src (@p perm
+ *  may be NULL when it is 0). */
 GTSTORAGE_API int gtstorage_transpose(gtstorage_handle src, const int32_t* perm, uint32_t nperm,
                                       gtstorage_handle* out);
 
@@ -528,7 +551,9 @@ GTSTORAGE_API int gtstorage_domain_view(gtstorage_handle src, gtstorage_handle* 
 typedef struct gtstorage_interface_info {
   uint32_t struct_size; /**< sizeof(gtstorage_interface_info), set by the caller. */
   uint32_t ndim;        /**< Number of dimensions of the view. */
-  void* data;           /**< Address of element (0, …, 0) of the view on this side. */
+  /** Address of element (0, …, 0) of the view on this side; a valid, non-null address (not to
+   *  be dereferenced) also for a view without elements. */
+  void* data;
   int64_t shape[GTSTORAGE_MAX_NDIM];   /**< Extents in elements. */
   int64_t strides[GTSTORAGE_MAX_NDIM]; /**< Strides in bytes (may be negative for views). */
   int32_t layout[GTSTORAGE_MAX_NDIM];  /**< Layout map: rank of each dim by |stride| (0 largest). */
@@ -708,6 +733,89 @@ GTSTORAGE_API int gtstorage_to_dlpack_versioned(gtstorage_handle handle, int32_t
 /** Exports side @p side of @p handle as a legacy (pre-1.0) DLPack tensor in @p *out. */
 GTSTORAGE_API int gtstorage_to_dlpack(gtstorage_handle handle, int32_t side,
                                       struct DLManagedTensor** out);
+
+/** @} */
+
+/* ============================================================================================== */
+/** @name DLPack import
+ * Wrapping the tensor of any DLPack producer (NumPy, PyTorch, CuPy, JAX, gtstorage itself)
+ * without copying: gtstorage_wrap() for a `DLManagedTensor` (DLPack 0.x, "legacy") or a
+ * `DLManagedTensorVersioned` (DLPack 1.x), with the tensor's deleter as release callback. */
+/** @{ */
+
+/** Which dlpack.h struct the tensor given to gtstorage_wrap_dlpack() is. */
+typedef enum gtstorage_dlpack_kind {
+  /** `struct DLManagedTensor` (DLPack < 1.0; Python capsule "dltensor"). */
+  GTSTORAGE_DLPACK_LEGACY = 0,
+  /** `struct DLManagedTensorVersioned` (DLPack 1.x; Python capsule "dltensor_versioned"). */
+  GTSTORAGE_DLPACK_VERSIONED = 1
+} gtstorage_dlpack_kind;
+
+/** Optional parameters of gtstorage_wrap_dlpack(). Start from #GTSTORAGE_DLPACK_OPTIONS_INIT. */
+typedef struct gtstorage_dlpack_options {
+  uint32_t struct_size; /**< sizeof(gtstorage_dlpack_options). */
+  /** Non-zero: the storage is read-only even where the producer allows writes. */
+  int32_t readonly;
+  /** Dims labels, as in ::gtstorage_create_options; NULL = the default for the tensor's ndim. */
+  const char* dims;
+  /** 2*ndim halo widths in elements (halo[2*d] lower, halo[2*d+1] upper), as in
+   *  ::gtstorage_wrap_options; they are part of the tensor's shape. NULL = no halo. */
+  const int64_t* halo;
+} gtstorage_dlpack_options;
+
+/** Initializer for ::gtstorage_dlpack_options. */
+#define GTSTORAGE_DLPACK_OPTIONS_INIT \
+  { sizeof(gtstorage_dlpack_options), 0, NULL, NULL }
+
+/** Resets @p options to the defaults of #GTSTORAGE_DLPACK_OPTIONS_INIT (for bindings). */
+GTSTORAGE_API int gtstorage_dlpack_options_init(gtstorage_dlpack_options* options);
+
+/**
+ * Wraps the DLPack tensor @p managed_tensor without copying; on success @p *out holds a new
+ * handle with reference count 1 (release it with gtstorage_release()).
+ *
+ * @p managed_tensor is a `struct DLManagedTensor*` if @p kind is #GTSTORAGE_DLPACK_LEGACY, a
+ * `struct DLManagedTensorVersioned*` if it is #GTSTORAGE_DLPACK_VERSIONED
+ * (::gtstorage_dlpack_kind).
+ * @p options may be NULL (all defaults).
+ *
+ * **Ownership.** On success the library owns @p managed_tensor: it calls its `deleter` (unless
+ * NULL) exactly once, with @p managed_tensor, when the last handle and view of the storage is
+ * released and no DLPack export of it (gtstorage_to_dlpack(), gtstorage_to_dlpack_versioned())
+ * is alive any more, on whichever thread drops that last reference. Until then the producer's
+ * memory stays valid; the caller must not use the tensor or call its deleter any more (a Python
+ * consumer renames the capsule "used_dltensor[_versioned]"). On failure the library takes
+ * nothing: the deleter is not called and the caller still owns the tensor (DLPack asks a
+ * consumer that refuses a tensor to call its deleter: that is then the caller's job).
+ *
+ * **What is read** (units as in dlpack.h: shape and strides in elements, byte_offset in bytes):
+ * - `version.major` (versioned only) must be 1 (#GTSTORAGE_ERROR_UNSUPPORTED otherwise, and no
+ *   other field is read); any minor version is accepted.
+ * - `flags` (versioned only): DLPACK_FLAG_BITMASK_READ_ONLY makes the storage read-only (writes
+ *   through the library fail with #GTSTORAGE_ERROR_READONLY, and no sync copies into it);
+ *   DLPACK_FLAG_BITMASK_IS_COPIED and unknown bits are ignored. A legacy tensor is writable.
+ * - `dl_tensor.ndim`: 0 … #GTSTORAGE_MAX_NDIM; `shape`: ndim extents ≥ 0.
+ * - `dl_tensor.dtype`: lanes 1 and kDLInt / kDLUInt of 8, 16, 32 or 64 bits (`<i1` … `<u8`),
+ *   kDLFloat of 16, 32 or 64 bits (`<f2`, `<f4`, `<f8`), kDLComplex of 64 or 128 bits (`<c8`,
+ *   `<c16`), kDLBool of 8 bits (`|b1`); anything else is #GTSTORAGE_ERROR_UNSUPPORTED.
+ * - `dl_tensor.data + byte_offset` is the address of element (0, …, 0).
+ * - `dl_tensor.strides`: NULL means compact row-major (allowed since DLPack 0.8). Negative
+ *   strides are accepted. A zero stride of a dimension of extent > 1 (a broadcast) is refused
+ *   with #GTSTORAGE_ERROR_UNSUPPORTED: storages never alias elements (copy the tensor first).
+ *   Strides that make elements overlap are #GTSTORAGE_ERROR_INVALID_ARGUMENT, as in
+ *   gtstorage_wrap(). The strides of extent-1 dimensions are kept but never dereferenced.
+ * - `dl_tensor.device`: kDLCPU memory becomes the host buffer (`data` of gtstorage_wrap()).
+ *   Device memory of the active device backend becomes the device buffer and is checked like
+ *   `device_data` of gtstorage_wrap() (the runtime tells its kind and device; a device_id that
+ *   disagrees is #GTSTORAGE_ERROR_INVALID_ARGUMENT): kDLCUDA, kDLCUDAManaged and kDLCUDAHost
+ *   with the CUDA backend, kDLROCM and kDLROCMHost with HIP, kDLExtDev (#GTSTORAGE_DL_EXT_DEV)
+ *   only with the emulated one. Other device types are #GTSTORAGE_ERROR_UNSUPPORTED.
+ *
+ * Messages name the offending field ("managed_tensor->dl_tensor.dtype: …").
+ */
+GTSTORAGE_API int gtstorage_wrap_dlpack(void* managed_tensor, int32_t kind,
+                                        const gtstorage_dlpack_options* options,
+                                        gtstorage_handle* out);
 
 /** @} */
 

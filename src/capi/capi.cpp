@@ -294,7 +294,7 @@ int gtstorage_slice(gtstorage_handle src, const gtstorage_slice_spec* spec, uint
   return guarded([&] {
     check_out(out, "out");
     const gts::storage& s = table().get(src);
-    if (spec == nullptr) gts::fail_arg("spec", "must not be NULL");
+    if (spec == nullptr && nspec != 0) gts::fail_arg("spec", "must not be NULL");
     if (nspec != static_cast<uint32_t>(s.ndim)) {
       gts::fail_arg("nspec", std::to_string(nspec) + " specs given for a storage of ndim " +
                                  std::to_string(s.ndim));

@@ -99,10 +99,10 @@ class backend {
   virtual int current_device() = 0;
   /// Makes @p device_id the calling thread's current device (cudaSetDevice / hipSetDevice).
   virtual void set_current_device(int device_id) = 0;
-  /// Allocates @p bytes of @p kind on @p device_id (-1 = current_device()), aligned to at least
-  /// @p alignment (a power of two; 0 = 256) in the address space the memory is used in. Zero
-  /// bytes give a valid, unique pointer. Throws no_device, invalid_argument (bad alignment or
-  /// ordinal, naming it), out_of_memory, unsupported or device.
+  /// Allocates @p bytes of @p kind on @p device_id (-1 = current_device()) at an address that is a
+  /// multiple of @p alignment (any positive value, not only powers of two; 0 = 256) in the
+  /// address space the memory is used in. Zero bytes give a valid, unique pointer. Throws
+  /// no_device, invalid_argument (bad ordinal, naming it), out_of_memory, unsupported or device.
   virtual void* allocate(std::size_t bytes, std::size_t alignment, memory_kind kind,
                          int device_id) = 0;
   /// Frees what allocate() returned (kind and device_id are taken from the backend's own record;

@@ -110,8 +110,10 @@ void register_preset(const preset& p) {
     fail_arg("name",
              "preset name must have 1 … " + std::to_string(p.name.size() - 1) + " characters");
   }
-  if (p.alignment < 1 || (p.alignment & (p.alignment - 1)) != 0 || p.alignment > (1 << 30)) {
-    fail_arg("alignment", std::to_string(p.alignment) + " must be a power of two in 1 … 2^30");
+  // Any positive value, as GT4Py: whether it suits an item size (a multiple or a divisor of it)
+  // is checked when a plan with a dtype uses the preset.
+  if (p.alignment < 1 || p.alignment > (1 << 30)) {
+    fail_arg("alignment", std::to_string(p.alignment) + " must be in 1 … 2^30");
   }
   if (p.unit != alignment_unit::elements && p.unit != alignment_unit::bytes) {
     fail_arg("alignment_unit", "must be GTSTORAGE_ALIGN_ELEMENTS (0) or GTSTORAGE_ALIGN_BYTES (1)");

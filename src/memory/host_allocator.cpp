@@ -80,8 +80,21 @@ host_block allocate_mapped(std::size_t bytes, std::size_t alignment) {
 }  // namespace
 
 host_block allocate_host(std::size_t bytes, std::size_t alignment) {
-  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-    fail_arg("alignment", "must be a power of two, got " + std::to_string(alignment));
+  if (alignment == 0) fail_arg("alignment", "must be positive, got 0");
+  if ((alignment & (alignment - 1)) != 0) {
+    // Not a power of two (GT4Py allows e.g. 24 bytes for <f8): no allocator aligns to that, so
+    // over-allocate by alignment - 1 bytes, as GT4Py does, and start at the first multiple of
+    // the alignment inside the block.
+    if (bytes > SIZE_MAX - (alignment - 1)) {
+      out_of_memory(bytes, alignment, "size exceeds the address space");
+    }
+    host_block block = allocate_host(bytes + (alignment - 1), alignof(std::max_align_t));
+    const auto raw = reinterpret_cast<uintptr_t>(block.ptr);
+    const std::size_t shift = (alignment - raw % alignment) % alignment;
+    block.ptr = static_cast<std::byte*>(block.ptr) + shift;
+    block.bytes -= shift;
+    block.shift = shift;
+    return block;
   }
   if (bytes >= huge_page_bytes) return allocate_mapped(bytes, alignment);
   const std::size_t align = std::max(alignment, alignof(std::max_align_t));
@@ -111,14 +124,15 @@ host_block allocate_host(std::size_t bytes, std::size_t alignment) {
 
 void free_host(const host_block& block) noexcept {
   if (block.ptr == nullptr) return;
+  void* const ptr = static_cast<std::byte*>(block.ptr) - block.shift;  // the block as allocated
   if (block.mapped) {
-    munmap(block.ptr, block.bytes);
+    munmap(ptr, block.bytes + block.shift);
   } else if (block.alignment == alignof(std::max_align_t)) {
-    ::operator delete(block.ptr);
+    ::operator delete(ptr);
   } else if (block.alignment <= header_align_limit) {
-    ::operator delete(reinterpret_cast<void**>(block.ptr)[-1]);
+    ::operator delete(reinterpret_cast<void**>(ptr)[-1]);
   } else {
-    ::operator delete(block.ptr, std::align_val_t(block.alignment));
+    ::operator delete(ptr, std::align_val_t(block.alignment));
   }
 }
 

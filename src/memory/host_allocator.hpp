@@ -10,13 +10,18 @@ namespace gts {
 
 struct host_block {
   void* ptr = nullptr;
-  std::size_t bytes = 0;      ///< Usable bytes starting at ptr.
-  std::size_t alignment = 0;  ///< ptr % alignment == 0.
-  bool fresh_zero = false;    ///< Memory is known to read as zero (fresh anonymous mapping).
-  bool mapped = false;        ///< Came from mmap (freed with munmap).
+  std::size_t bytes = 0;  ///< Usable bytes starting at ptr.
+  /// Power of two the underlying block is aligned to: (ptr - shift) % alignment == 0.
+  std::size_t alignment = 0;
+  /// ptr - start of the underlying block: non-zero only for an alignment that is not a power of
+  /// two, whose block is over-allocated and starts at the first multiple of it.
+  std::size_t shift = 0;
+  bool fresh_zero = false;  ///< Memory is known to read as zero (fresh anonymous mapping).
+  bool mapped = false;      ///< Came from mmap (freed with munmap).
 };
 
-/// Allocates @p bytes aligned to @p alignment (a power of two). Throws gts::error
+/// Allocates @p bytes at an address that is a multiple of @p alignment (any positive value; one
+/// that is not a power of two costs alignment - 1 extra bytes). Throws gts::error
 /// (out_of_memory) on failure, naming the size.
 host_block allocate_host(std::size_t bytes, std::size_t alignment);
 

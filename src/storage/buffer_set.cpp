@@ -77,6 +77,8 @@ void buffer_set::copy_side(side to, uint64_t stream) {
   const side_buffer& src = get(to == side::host ? side::device : side::host);
   const auto dir =
       to == side::device ? device::direction::host_to_device : device::direction::device_to_host;
+  // An empty storage has nothing to move: no device call, no transfer counted.
+  if (src.full.size() == 0) return;
   device::backend& be = *backend;
   int64_t moved = 0;
   bool same_layout = dst.full.ndim == src.full.ndim;

@@ -363,7 +363,12 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   buffers->managed = managed;
   if (gpu || req.host_memory == 1) buffers->backend = &device::active();
   const auto bytes = static_cast<size_t>(plan.allocation_bytes);
-  const size_t align = static_cast<size_t>(std::max<int64_t>(plan.alignment_bytes, 64));
+  // The plan's byte_offset is relative to a block aligned to alignment_bytes. Powers of two get
+  // at least a cache line; other alignments (24 bytes for <f8) are served as they are, by
+  // over-allocating (GT4Py's way), on the host and the device alike.
+  const size_t align = static_cast<size_t>(is_power_of_two(plan.alignment_bytes)
+                                               ? std::max<int64_t>(plan.alignment_bytes, 64)
+                                               : plan.alignment_bytes);
   const bool need_host = !gpu || managed == managed_kind::mirror;
   const bool need_device = gpu;
   int device_id = 0;
@@ -434,7 +439,8 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     st->shape[d] = plan.shape[d];
     st->dims[d] = plan.dims[d];
     st->halo[d] = plan.halo[d];
-    st->aligned_index[d] = plan.aligned_index[d];
+    // A dimension of extent 0 holds no aligned element (as a view of it reports, see slice).
+    st->aligned_index[d] = plan.shape[d] > 0 ? plan.aligned_index[d] : -1;
   }
   for (side s : {side::host, side::device}) {
     const bool present = bs->get(s).present();
@@ -491,10 +497,10 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
 }
 
 std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
-  if (req.ndim < 1 || req.ndim > max_ndim) {
-    fail_arg("ndim", std::to_string(req.ndim) + " is out of range 1 … " + std::to_string(max_ndim));
+  if (req.ndim < 0 || req.ndim > max_ndim) {
+    fail_arg("ndim", std::to_string(req.ndim) + " is out of range 0 … " + std::to_string(max_ndim));
   }
-  if (req.shape == nullptr) fail_arg("shape", "must not be NULL");
+  if (req.shape == nullptr && req.ndim > 0) fail_arg("shape", "must not be NULL");
   if (req.data == nullptr && req.device_data == nullptr) {
     bool empty = false;
     for (int d = 0; d < req.ndim; ++d) empty = empty || req.shape[d] == 0;
@@ -684,7 +690,7 @@ std::unique_ptr<storage> storage::slice(const slice_range* ranges, int n) const 
 }
 
 std::unique_ptr<storage> storage::transpose(const int32_t* perm, int n) const {
-  if (perm == nullptr) fail_arg("perm", "must not be NULL");
+  if (perm == nullptr && n != 0) fail_arg("perm", "must not be NULL");
   if (n != ndim) {
     fail_arg("nperm",
              std::to_string(n) + " entries given for a storage of ndim " + std::to_string(ndim));

@@ -89,6 +89,10 @@ typedef struct request {
 
 static const int64_t kMaxExtent[6] = {0, 300, 40, 14, 8, 6};
 
+/* 0: power-of-two alignments only (the original cases, unchanged); 1: also the other alignments
+ * GT4Py accepts, multiples of the item size such as 24 bytes for <f8 (issue 8). */
+static int any_alignment;
+
 static void make_request(gts_rng* r, request* q, int npresets) {
   gtstorage_preset_info pr = GTSTORAGE_PRESET_INFO_INIT;
   memset(q, 0, sizeof *q);
@@ -118,6 +122,8 @@ static void make_request(gts_rng* r, request* q, int npresets) {
   if (q->have_aligned)
     for (int d = 0; d < q->ndim; ++d) q->aligned[d] = gts_rand_range(r, 0, q->shape[d] - 1);
   q->alignment = gts_rand_range(r, 0, 99) < 85 ? (int64_t)1 << gts_rand_range(r, 0, 12) : 0;
+  if (any_alignment && q->alignment != 0)
+    q->alignment = kDtypes[q->dtype].itemsize * gts_rand_range(r, 1, 40);
   GTS_OK(gtstorage_preset_at((int32_t)gts_rand_range(r, 0, npresets - 1), &pr));
   memcpy(q->preset, pr.name, sizeof q->preset);
 }
@@ -294,6 +300,13 @@ static void test_random_plans(void** state) {
   assert_true(created >= NCASES / CREATE_EVERY);
 }
 
+/* The same properties for alignments that are not powers of two: 3, 5, 6, 7 … items. */
+static void test_random_plans_any_alignment(void** state) {
+  any_alignment = 1;
+  test_random_plans(state);
+  any_alignment = 0;
+}
+
 /* Default aligned index is the lower halo; alignment is honoured for each dtype on real
  * storages with the largest alignments (page size) too. */
 static void test_large_alignments(void** state) {
@@ -325,6 +338,7 @@ static void test_large_alignments(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       GTS_TEST(test_random_plans),
+      GTS_TEST(test_random_plans_any_alignment),
       GTS_TEST(test_large_alignments),
   };
   return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);

@@ -17,6 +17,7 @@ program test_api
   call check_query()
   call check_views()
   call check_copies()
+  call check_scalar_empty_and_alignment()
   call check_sync()
   call check_refcount()
   call check_raw_api()
@@ -209,6 +210,89 @@ contains
     call gtstorage_release(t)
     call gtstorage_release(s)
   end subroutine check_copies
+
+  !> Issue 8: a 0-d storage (an empty shape, a scalar pointer), extents 0 (size-0 pointers and
+  !> sections), and GT4Py's alignments that are not powers of two (24 bytes for real64).
+  subroutine check_scalar_empty_and_alignment()
+    integer(gtstorage_handle_kind) :: s, t, v
+    real(c_double), pointer :: x, y, e(:,:,:), q(:,:,:)
+    real(c_double), target :: w, none(4, 0, 5)
+    real(c_double), pointer :: z(:,:)
+    integer :: st, ndim, empty(0)
+    integer(c_int64_t) :: nbytes
+    integer(c_intptr_t) :: address
+
+    ! 0-d: one element, reached through a scalar pointer.
+    call gtstorage_create(s, empty, fill_value=2.5_c_double, status=st)
+    call check_status(st, GTSTORAGE_OK, "0-d create")
+    call gtstorage_query(s, ndim=ndim, nbytes=nbytes, status=st)
+    call check(ndim == 0 .and. nbytes == 8, "0-d query: ndim 0, 8 bytes")
+    call gtstorage_get_pointer(s, x, st)
+    call check_status(st, GTSTORAGE_OK, "0-d get_pointer (scalar)")
+    call check(associated(x), "0-d pointer associated")
+    call check(x == 2.5_c_double, "0-d value")
+    x = 4.0_c_double
+    call gtstorage_get_pointer(s, z, st)
+    call check_status(st, GTSTORAGE_ERROR_INVALID_ARGUMENT, "rank-2 pointer to a 0-d storage")
+    call gtstorage_transpose(s, empty, v, st)
+    call check_status(st, GTSTORAGE_OK, "0-d transpose of no axes")
+    call gtstorage_get_pointer(v, y, st)
+    call check(y == 4.0_c_double, "0-d view value")
+    call gtstorage_release(v)
+    call gtstorage_create(t, empty, init=GTSTORAGE_INIT_ZEROS, status=st)
+    call gtstorage_copy(t, s, st)
+    call check_status(st, GTSTORAGE_OK, "0-d copy")
+    call gtstorage_get_pointer(t, y, st)
+    call check(y == 4.0_c_double, "0-d copied value")
+    w = 0
+    call gtstorage_copy_to_array(w, t, st)
+    call check_status(st, GTSTORAGE_OK, "0-d copy_to_array (scalar)")
+    call check(w == 4.0_c_double, "0-d copy_to_array value")
+    w = -1
+    call gtstorage_copy_from_array(t, w, st)
+    call check(y == -1.0_c_double, "0-d copy_from_array value")
+    call gtstorage_release(t)
+    call gtstorage_wrap(t, w, status=st)
+    call check_status(st, GTSTORAGE_OK, "0-d wrap of a scalar")
+    call gtstorage_copy(t, s, st)
+    call check(w == 4.0_c_double, "0-d wrapped scalar written")
+    call gtstorage_release(t)
+    call gtstorage_release(s)
+
+    ! Extents 0: size-0 pointers, copies and sections that move nothing.
+    call gtstorage_create(s, [4, 0, 5], init=GTSTORAGE_INIT_ONES, status=st)
+    call check_status(st, GTSTORAGE_OK, "create with an extent 0")
+    call gtstorage_get_pointer(s, e, st)
+    call check_status(st, GTSTORAGE_OK, "get_pointer of an empty storage")
+    call check(associated(e) .and. size(e) == 0 .and. all(shape(e) == [4, 0, 5]), &
+               "empty pointer: shape (4, 0, 5)")
+    call gtstorage_copy_from_array(s, none, st)
+    call check_status(st, GTSTORAGE_OK, "copy_from_array of a size-0 array")
+    call gtstorage_copy_to_array(none, s, st)
+    call check_status(st, GTSTORAGE_OK, "copy_to_array into a size-0 array")
+    call gtstorage_slice(s, v, status=st)
+    call check_status(st, GTSTORAGE_OK, "section of an empty storage")
+    call gtstorage_release(v)
+    call gtstorage_release(s)
+    call make_field(s, q)
+    call gtstorage_slice(s, v, lower=[3, 1, 1], upper=[2, 4, 3], status=st)
+    call check_status(st, GTSTORAGE_OK, "empty section 3:2")
+    call gtstorage_get_pointer(v, e, st)
+    call check(size(e) == 0 .and. all(shape(e) == [0, 4, 3]), "empty section shape (0, 4, 3)")
+    call gtstorage_release(v)
+    call gtstorage_release(s)
+
+    ! 24 bytes for real64: 3 elements per aligned block; K (contiguous) padded 7 -> 9.
+    call gtstorage_create(s, [5, 4, 7], preset="gt:cpu_kfirst", alignment=24, &
+                          init=GTSTORAGE_INIT_ZEROS, status=st)
+    call check_status(st, GTSTORAGE_OK, "alignment 24 bytes")
+    call gtstorage_get_pointer(s, q, st)
+    address = transfer(c_loc(q(1, 1, 1)), address)
+    call check(modulo(address, 24_c_intptr_t) == 0, "element (1,1,1) is 24-byte aligned")
+    address = transfer(c_loc(q(1, 2, 1)), address) - address
+    call check(address == 9 * 8, "J stride = 9 padded K elements")
+    call gtstorage_release(s)
+  end subroutine check_scalar_empty_and_alignment
 
   !> On host storages every sync operation is a valid no-op.
   subroutine check_sync()

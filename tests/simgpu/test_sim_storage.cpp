@@ -431,6 +431,107 @@ void old_driver_is_its_own_status() {
   fresh();
 }
 
+// ------------------------------------------------------------------------------------------------
+// Issue 8 on the simulated runtime: a 0-d storage keeps its value through both syncs; an empty
+// storage moves nothing (no copy, memset or kernel runs at all); a 24-byte alignment (not a power
+// of two, over 256-byte aligned runtime blocks) puts the aligned element on a multiple of 24 and
+// every kernel and copy stays inside the allocation (the runtime's guard pages and redzones).
+
+void scalars_empties_and_odd_alignments() {
+  fresh();
+  const live_counts before = live();
+  ctl::reset_counters();
+  {
+    const int64_t empty_shape[3] = {4, 0, 5};
+    for (int32_t managed :
+         {GTSTORAGE_MANAGED_MIRROR, GTSTORAGE_MANAGED_NONE, GTSTORAGE_MANAGED_UNIFIED}) {
+      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+      o.ndim = 3;
+      o.shape = empty_shape;
+      o.preset = "gt:gpu";
+      o.device = GTSTORAGE_DEVICE_GPU;
+      o.managed = managed;
+      o.init = GTSTORAGE_INIT_ZEROS;
+      gtstorage_handle h = 0;
+      GTS_OK(gtstorage_create(&o, &h));
+      for (int32_t op = GTSTORAGE_SYNC_HOST_TO_DEVICE; op <= GTSTORAGE_SYNC_WAIT_STREAM; ++op) {
+        GTS_OK(gtstorage_sync(h, op, GTSTORAGE_SYNC_FLAG_FORCE));
+      }
+      GTS_OK(gtstorage_fill_double(h, 1.0));
+      gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+      a.ndim = 3;
+      a.shape = empty_shape;
+      GTS_OK(gtstorage_copy_to_array(&a, h));
+      GTS_OK(gtstorage_copy_from_array(h, &a));
+      GTS_OK(gtstorage_release(h));
+    }
+    const ctl::counters c = ctl::get_counters();
+    CHECK_MSG(c.memcpys == 0 && c.memcpy_2d == 0 && c.memsets == 0 && c.kernels == 0,
+              "an empty storage moved data: %lld copies, %lld 2-D, %lld memsets, %lld kernels",
+              static_cast<long long>(c.memcpys), static_cast<long long>(c.memcpy_2d),
+              static_cast<long long>(c.memsets), static_cast<long long>(c.kernels));
+  }
+  {
+    const double v = 2.5, other = -7.0;
+    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    o.ndim = 0;
+    o.preset = "gt:gpu";
+    o.device = GTSTORAGE_DEVICE_GPU;
+    o.managed = GTSTORAGE_MANAGED_MIRROR;
+    o.init = GTSTORAGE_INIT_VALUE;
+    o.fill_value = &v;
+    gtstorage_handle h = 0;
+    GTS_OK(gtstorage_create(&o, &h));
+    GTS_OK(gtstorage_sync(h, GTSTORAGE_SYNC_HOST_TO_DEVICE, 0));
+    const gtstorage_interface_info host = describe(h, GTSTORAGE_SIDE_HOST);
+    std::memcpy(host.data, &other, sizeof other);  // behind the library's back
+    GTS_OK(gtstorage_sync(h, GTSTORAGE_SYNC_SET_DEVICE_MODIFIED, 0));
+    GTS_OK(gtstorage_sync(h, GTSTORAGE_SYNC_DEVICE_TO_HOST, 0));
+    double got = 0.0;
+    std::memcpy(&got, host.data, sizeof got);
+    CHECK_MSG(got == 2.5, "0-d value after a round trip: %g", got);
+    GTS_OK(gtstorage_release(h));
+  }
+  {
+    std::vector<gtstorage_handle> live_handles;
+    for (int i = 0; i < 40; ++i) {
+      const int64_t s3[3] = {3 + i % 5, 2 + i % 3, 1 + i % 4};
+      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+      o.ndim = 3;
+      o.shape = s3;
+      o.preset = "gt:gpu";
+      o.alignment_bytes = 24;
+      o.device = GTSTORAGE_DEVICE_GPU;
+      o.managed = i % 2 ? GTSTORAGE_MANAGED_NONE : GTSTORAGE_MANAGED_MIRROR;
+      o.init = GTSTORAGE_INIT_ONES;
+      gtstorage_handle h = 0;
+      GTS_OK(gtstorage_create(&o, &h));
+      const gtstorage_interface_info d = describe(h, GTSTORAGE_SIDE_DEVICE);
+      const auto* p = static_cast<const char*>(d.data);
+      for (uint32_t k = 0; k < d.ndim; ++k) p += d.aligned_index[k] * d.strides[k];
+      CHECK_MSG(reinterpret_cast<uintptr_t>(p) % 24 == 0, "storage %d: aligned element at %p", i,
+                static_cast<const void*>(p));
+      GTS_OK(gtstorage_sync(h, GTSTORAGE_SYNC_ACQUIRE_DEVICE, 0));
+      GTS_OK(gtstorage_fill_double(h, 4.0));  // a device kernel where there is no host side
+      live_handles.push_back(h);
+    }
+    for (gtstorage_handle h : live_handles) {
+      gtstorage_interface_info i = describe(h, GTSTORAGE_SIDE_DEVICE);
+      std::vector<double> v(static_cast<size_t>(i.nbytes / 8), 0.0);
+      gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+      a.ndim = i.ndim;
+      a.data = v.data();
+      a.shape = i.shape;
+      GTS_OK(gtstorage_copy_to_array(&a, h));
+      CHECK(count_not(v, 4.0) == 0);
+      GTS_OK(gtstorage_release(h));
+    }
+  }
+  CHECK(ctl::take_memcheck_reports().empty());
+  const live_counts after = live();
+  CHECK(after.handles == before.handles && after.buffers == before.buffers);
+}
+
 }  // namespace
 
 int main() {
@@ -442,5 +543,6 @@ int main() {
   emulated_descriptors_say_what_they_are();
   device_errors_have_statuses();
   old_driver_is_its_own_status();
+  scalars_empties_and_odd_alignments();
   return test::report("test_sim_storage");
 }
