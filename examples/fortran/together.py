@@ -83,12 +83,11 @@ class Check:
 
 def create_with_package(np):
     """The storage through the gtstorage package: (keep-alive object, handle, NumPy view)."""
-    import gtstorage  # noqa: F401  (ImportError -> the ctypes path)
-    storage = gtstorage.full(SHAPE, SENTINEL, dtype=np.float64, backend="gt:cpu_kfirst",
-                             halo=HALO)
-    # The package keeps the library handle in Storage._handle (a public accessor is requested).
-    handle = getattr(storage, "handle", None) or storage._handle
-    return storage, int(handle), np.asarray(storage)
+    import gtstorage.gdp3  # noqa: F401  (ImportError -> the ctypes path)
+    # GDP-3 storages know their halo (the GT4Py drop-in gtstorage.full returns a bare ndarray).
+    storage = gtstorage.gdp3.full(SHAPE, SENTINEL, dtype=np.float64, backend="gt:cpu_kfirst",
+                                  halo=HALO)
+    return storage, int(storage.handle), np.asarray(storage)
 
 
 def create_with_ctypes(np, lib):

@@ -16,6 +16,7 @@ STRUCTS = {
     "gtstorage_array": _capi.Array,
     "gtstorage_create_options": _capi.CreateOptions,
     "gtstorage_wrap_options": _capi.WrapOptions,
+    "gtstorage_dlpack_options": _capi.DlpackOptions,
     "gtstorage_plan_info": _capi.PlanInfo,
     "gtstorage_preset_info": _capi.PresetInfo,
     "gtstorage_slice_spec": _capi.SliceSpec,
@@ -73,5 +74,6 @@ def test_constants_match_header():
                         ("GTSTORAGE_VERSION_MAJOR", _capi.ABI_MAJOR)):
         assert f"#define {name} {value}" in header, name
     for name in ("ERROR_NO_SUCH_BUFFER", "SYNC_ACQUIRE_DEVICE", "MANAGED_UNIFIED", "DL_CUDA_MANAGED",
-                 "SLICE_INDEX", "INIT_COPY", "SYNC_TOUCH_DEVICE"):
+                 "SLICE_INDEX", "INIT_COPY", "SYNC_TOUCH_DEVICE", "DLPACK_LEGACY",
+                 "DLPACK_VERSIONED"):
         assert f"GTSTORAGE_{name} = {getattr(_capi, name)}" in header, name

@@ -8,7 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-import gtstorage as gs
+import gtstorage
+import gtstorage.gdp3 as gs  # the GDP-3 face: allocators return Storage objects
 from conftest import live
 
 SHAPE = (5, 6, 7)
@@ -370,11 +371,12 @@ def test_dlpack_stream_zero_is_fine_for_rocm(monkeypatch):
 
     def rocm_info(handle, side):
         info = real_info(handle, side)
-        if side == gs._capi.SIDE_DEVICE:
+        if side == gtstorage._capi.SIDE_DEVICE:
             info.device_type = 10
         return info
 
     monkeypatch.setattr(_storage, "_info", rocm_info)
+    s._geoms[gtstorage._capi.SIDE_DEVICE] = None  # forget the cached geometry of the device side
     assert s._cuda_interface_dict()["stream"] is None
     assert "stream" in s.__cuda_array_interface__
 
@@ -389,7 +391,7 @@ def test_cai_export_acquires_and_touches(monkeypatch):
 
     def cuda_info(handle, side):
         info = real_info(handle, side)
-        if side == gs._capi.SIDE_DEVICE:
+        if side == gtstorage._capi.SIDE_DEVICE:
             info.device_type = 2
         return info
 
@@ -430,7 +432,7 @@ def test_old_driver_is_its_own_error():
     import subprocess
 
     code = (
-        "import gtstorage as gs\n"
+        "import gtstorage.gdp3 as gs\n"
         "try:\n"
         "    gs.zeros((2, 2), backend='gt:gpu')\n"
         "except gs.GTDriverTooOldError as e:\n"

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-import gtstorage as gs
+import gtstorage.gdp3 as gs  # the GDP-3 face: allocators return Storage objects
 from conftest import live
 from gtstorage import _dlpack
 
@@ -159,7 +159,7 @@ def test_torch_from_dlpack_zero_copy():
 
 
 def test_readonly_storage_exports_only_versioned_capsules():
-    import gtstorage as gs
+    import gtstorage.gdp3 as gs
 
     s = gs.as_storage(np.frombuffer(bytes(80)))
     with pytest.raises(BufferError, match="read-only"):

@@ -6,7 +6,7 @@ import gc
 import numpy as np
 import pytest
 
-import gtstorage as gs
+import gtstorage.gdp3 as gs  # the GDP-3 face: allocators return Storage objects
 from conftest import live
 
 
@@ -277,8 +277,12 @@ def test_as_storage_any_strides_and_readonly():
     with pytest.raises(ValueError, match="layout"):
         gs.as_storage(np.zeros((2, 3)), layout=(1, 0))
     assert gs.as_storage(np.zeros((2, 3)), layout=(0, 1)).layout == (0, 1)
-    with pytest.raises(TypeError, match="alignment_size"):
-        gs.as_storage(np.zeros(3), alignment_size=64)
+    # GDP-3: the parameters are validated against the buffer (here its address).
+    buf = gs.zeros((20,), alignment_size=64).to_numpy()
+    assert gs.as_storage(buf[0:16], alignment_size=64).shape == (16,)
+    assert gs.as_storage(buf[1:17], aligned_index=(7,), alignment_size=64).shape == (16,)
+    with pytest.raises(ValueError, match=r"as_storage: .*aligned_index \(0,\).*not aligned to 64"):
+        gs.as_storage(buf[1:17], alignment_size=64)
 
 
 def test_as_storage_of_storage_is_a_view():
@@ -313,7 +317,7 @@ def test_get_stats_and_presets():
 
 
 def test_from_handle_borrows_a_reference():
-    import gtstorage as gs
+    import gtstorage.gdp3 as gs
 
     s = gs.zeros((3, 4, 5), backend="gt:cpu_kfirst", halo=1)
     s[1, 2, 3] = 7.0
@@ -327,7 +331,7 @@ def test_from_handle_borrows_a_reference():
 
 
 def test_slices_with_huge_python_integers_match_numpy():
-    import gtstorage as gs
+    import gtstorage.gdp3 as gs
 
     s = gs.zeros((10,), backend="numpy")
     ref = np.zeros(10)
@@ -337,7 +341,7 @@ def test_slices_with_huge_python_integers_match_numpy():
 
 
 def test_as_storage_keeps_readonly_sources_readonly():
-    import gtstorage as gs
+    import gtstorage.gdp3 as gs
 
     src = np.frombuffer(bytes(80))  # immutable memory
     with pytest.raises(ValueError, match="read-only"):
@@ -349,7 +353,7 @@ def test_as_storage_keeps_readonly_sources_readonly():
 
 
 def test_setitem_from_own_transpose_is_not_corrupted():
-    import gtstorage as gs
+    import gtstorage.gdp3 as gs
 
     a = np.arange(64 * 64, dtype=np.float64).reshape(64, 64)
     s = gs.from_array(a, backend="numpy")

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-import gtstorage as gs
+import gtstorage.gdp3 as gs  # the GDP-3 face: allocators return Storage objects
 
 xr = pytest.importorskip("xarray")
 

@@ -1,12 +1,16 @@
 # gtstorage: Python binding of libgtstorage (pure Python over ctypes).
-"""gtstorage — GT4Py/GDP-3 storages allocated and described by libgtstorage.
+"""gtstorage — GT4Py storages allocated and described by libgtstorage.
 
-The allocators take GT4Py's names and keywords (``empty``, ``zeros``, ``ones``, ``full``,
-``from_array``) plus GDP-3's (``*_like``, ``as_storage``, ``storage``, ``defaults``, ``dims``,
-``layout``, ``alignment_size``, ``halo``, ``device``, ``managed``); the returned ``Storage``
-exposes NumPy's array interface, the CUDA Array Interface v3, DLPack, ``__gt_dims__``,
-``__gt_origin__`` and GDP-3's ``__gt_data_interface__``. All layout decisions are the C
-library's. See docs/python.md.
+Two faces over one C library (all layout decisions are the library's; see docs/python.md):
+
+- GT4Py's drop-in: ``gtstorage.empty/zeros/ones/full/from_array`` (and ``*_like``) take
+  ``gt4py.storage``'s arguments and return plain ``numpy.ndarray`` (host backends) or
+  ``cupy.ndarray`` (device backends) with GT4Py's strides and alignment, over memory that
+  libgtstorage owns. ``import gtstorage as gs`` runs code written for ``gt4py.storage``.
+- GDP-3 storages: :mod:`gtstorage.gdp3` (``import gtstorage.gdp3 as gs``), plus
+  :func:`as_storage`, :func:`storage` and :class:`Storage` here: fields with halos, views,
+  host/device synchronization and every buffer protocol (NumPy array interface, CUDA Array
+  Interface v3, DLPack, ``__gt_dims__``, ``__gt_origin__``, ``__gt_data_interface__``).
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from ._capi import (
     check as _check,
     lib as _lib,
 )
-from ._creation import (
-    as_storage,
+from ._creation import as_storage, plan, storage
+from ._gt4py import (
     empty,
     empty_like,
     from_array,
@@ -38,8 +42,6 @@ from ._creation import (
     full_like,
     ones,
     ones_like,
-    plan,
-    storage,
     zeros,
     zeros_like,
 )
@@ -52,10 +54,15 @@ from ._storage import (
     SyncState,
 )
 from . import _xarray
+from . import gdp3
 
-__version__ = "1.0.0"
+try:  # generated from project(VERSION) by CMake (build tree, wheel)
+    from ._version import __version__
+except ImportError:  # the source tree: the loaded library's version
+    __version__ = _lib.gtstorage_version_string().decode("ascii")
 #: Version of the loaded C library ("MAJOR.MINOR.PATCH") and the path it was loaded from.
 library_version: str = _lib.gtstorage_version_string().decode("ascii")
+#: Path of the loaded libgtstorage.
 library_path: str = _capi.library_path
 
 asstorage = as_storage  # the spelling of GDP-3's first draft
@@ -66,7 +73,7 @@ __all__ = [
     "GTMemoryError", "GTNoSuchBufferError", "GTStorageError", "GTSyncConflictError",
     "GTUnknownPresetError", "GTUnsupportedError", "GTValueError", "SoftwareManagedGPUStorage",
     "Storage", "SyncState", "as_storage", "asstorage", "device_count", "empty", "empty_like",
-    "from_array", "full", "full_like", "get_device_backend", "get_stats", "library_path",
+    "from_array", "full", "full_like", "gdp3", "get_device_backend", "get_stats", "library_path",
     "library_version", "ones", "ones_like", "plan", "presets", "reset_transfer_stats",
     "set_device", "set_device_backend", "storage", "zeros", "zeros_like",
 ]
@@ -80,6 +87,7 @@ def get_stats() -> Dict[str, int]:
 
 
 def reset_transfer_stats() -> None:
+    """Sets the library-wide host<->device transfer counters of :func:`get_stats` to zero."""
     _check(_lib.gtstorage_reset_transfer_stats(), "reset_transfer_stats")
 
 
@@ -112,10 +120,15 @@ def device_count() -> int:
 
 def set_device_backend(name: str) -> None:
     """Selects "cuda", "hip", "emulated" or "auto" (only while no device storage is alive)."""
+    if not isinstance(name, str):
+        raise TypeError(f"set_device_backend: name must be a str, got {name!r}")
+    if not name.isascii():
+        raise ValueError(f"set_device_backend: unknown device backend {name!r}")
     _check(_lib.gtstorage_set_device_backend(name.encode("ascii")), "set_device_backend")
 
 
 def get_device_backend() -> str:
+    """The active device backend: "cuda", "hip", "emulated" or "none"."""
     buf = ctypes.create_string_buffer(64)
     _check(_lib.gtstorage_get_device_backend(buf, len(buf)), "get_device_backend")
     return buf.value.decode("ascii")
@@ -124,7 +137,10 @@ def get_device_backend() -> str:
 def set_device(device_id: int) -> None:
     """Makes ``device_id`` the calling thread's current device (``cudaSetDevice``): storages this
     thread creates without an explicit device go there. Other threads keep their own."""
-    _check(_lib.gtstorage_set_device(int(device_id)), "set_device")
+    from ._args import INT32_MAX, INT32_MIN, int_scalar
+
+    _check(_lib.gtstorage_set_device(int_scalar("set_device: device_id", device_id, INT32_MIN,
+                                                INT32_MAX)), "set_device")
 
 
 # Public classes report the package as their module (readable tracebacks and reprs).

@@ -99,6 +99,9 @@ SLICE_RANGE = 0
 SLICE_INDEX = 1
 SLICE_NONE = -(2**63)  # INT64_MIN: Python's None in a slice
 
+DLPACK_LEGACY = 0  # gtstorage_dlpack_kind: struct DLManagedTensor
+DLPACK_VERSIONED = 1  # struct DLManagedTensorVersioned
+
 handle_t = ctypes.c_uint64
 NULL_HANDLE = 0
 
@@ -170,6 +173,17 @@ class WrapOptions(ctypes.Structure):
         ("device_strides", _i64p),
         ("sync_state", ctypes.c_int32),
         ("reserved", ctypes.c_int32),
+    ]
+
+
+class DlpackOptions(ctypes.Structure):
+    """gtstorage_dlpack_options (optional parameters of gtstorage_wrap_dlpack)."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("readonly", ctypes.c_int32),
+        ("dims", ctypes.c_char_p),
+        ("halo", _i64p),
     ]
 
 
@@ -305,6 +319,7 @@ class GTStorageError(Exception):
 
     @property
     def status_name(self) -> str:
+        """Name of the C status code (e.g. "GTSTORAGE_ERROR_INVALID_ARGUMENT")."""
         return status_name(self.status)
 
 
@@ -496,6 +511,8 @@ def _declare(lib_: ctypes.CDLL) -> None:
         "gtstorage_get_transfer_stats": (c_int, [H, P(TransferStats)]),
         "gtstorage_to_dlpack_versioned": (c_int, [H, c_i32, P(vp)]),
         "gtstorage_to_dlpack": (c_int, [H, c_i32, P(vp)]),
+        "gtstorage_dlpack_options_init": (c_int, [P(DlpackOptions)]),
+        "gtstorage_wrap_dlpack": (c_int, [vp, c_i32, P(DlpackOptions), P(H)]),
     }
     missing = []
     for name, (restype, argtypes) in protos.items():
@@ -523,6 +540,50 @@ if version_number // 10000 != ABI_MAJOR:
         f"but this binding needs major version {ABI_MAJOR}"
     )
 library_path = lib._name
+
+
+def _load_native():
+    """gtstorage._native (the C fast path), or None where it is absent, disabled or unusable.
+
+    It is optional: the package works without it. GTSTORAGE_PY_NATIVE=0 disables it. It is used
+    only if it is linked to the very libgtstorage loaded above (its DT_NEEDED libgtstorage.so.1
+    resolves to the already loaded library by SONAME; the address check makes that a fact).
+    """
+    global native_error
+    if os.environ.get("GTSTORAGE_PY_NATIVE", "1").strip().lower() in ("0", "no", "off", "false"):
+        native_error = "disabled by GTSTORAGE_PY_NATIVE"
+        return None
+    try:
+        from ._version import native_numpy_version as built_with  # type: ignore[import]
+    except ImportError:  # the source tree: no _version.py, no _native either
+        built_with = ""
+    if built_with.startswith("1."):
+        import numpy
+
+        if int(numpy.__version__.split(".")[0]) >= 2:
+            # NumPy 2 refuses (noisily) a module built with NumPy 1.x headers: do not try.
+            native_error = (f"gtstorage._native was built with NumPy {built_with} headers, "
+                            f"which NumPy {numpy.__version__} cannot load")
+            return None
+    try:
+        import importlib
+
+        mod = importlib.import_module(__package__ + "._native")
+    except Exception as exc:  # absent (source tree), or built for an incompatible NumPy
+        native_error = f"{type(exc).__name__}: {exc}"
+        return None
+    ours = ctypes.cast(lib.gtstorage_create, ctypes.c_void_p).value
+    if mod.library_address() != ours:
+        native_error = "gtstorage._native is linked to another libgtstorage than " + library_path
+        return None
+    native_error = None
+    return mod
+
+
+#: Why `native` is None (a message), or None when it is loaded.
+native_error: Optional[str] = None
+#: The gtstorage._native extension module, or None (see _load_native).
+native = _load_native()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,15 +10,19 @@ from __future__ import annotations
 import ctypes
 import numbers
 import operator
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _capi
+from . import _args, _capi
+from ._args import public
 from ._capi import check, lib
-from ._storage import Storage, SyncState, _cai_stream, _wait_for_producer, _wrap_cuda_array, wrap_buffers
+from ._storage import (Storage, SyncState, _array_desc, _cai_stream, _wait_for_producer,
+                       _wrap_cuda_array, wrap_buffers)
 
-_UNSET: Any = type("_Unset", (), {"__repr__": lambda self: "<unset>"})()
+# "Not given" (None is a meaningful value for device and managed): the preset's or the
+# template's value is used.
+_UNSET: Any = type("_Default", (), {"__repr__": lambda self: "<default>"})()
 
 _MANAGED = {
     None: _capi.MANAGED_NONE,
@@ -33,19 +37,7 @@ _MANAGED = {
 
 
 def _ints(name: str, values, *, allow_scalar: bool = False) -> list:
-    if allow_scalar and isinstance(values, (numbers.Integral, np.integer)):
-        values = (values,)
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name} must be a sequence of ints, got {values!r}")
-    out = []
-    for v in values:
-        if isinstance(v, (bool, np.bool_)):
-            raise TypeError(f"{name} must be a sequence of ints, got {values!r}")
-        try:
-            out.append(operator.index(v))
-        except TypeError:
-            raise TypeError(f"{name} must be a sequence of ints, got {values!r}") from None
-    return out
+    return _args.int_sequence(name, values, allow_scalar=allow_scalar)
 
 
 def _dims_string(dims) -> str:
@@ -61,8 +53,6 @@ def _dims_string(dims) -> str:
             if not isinstance(d, str):
                 raise TypeError(f"dims must be a sequence of str, got {dims!r}")
             labels.append(d)
-    if not labels:
-        raise ValueError("dims must not be empty")
     return ",".join(labels)
 
 
@@ -125,12 +115,15 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
         if sub_shape:
             # GT4Py: a sub-array dtype adds data dimensions "0", "1", … after the given ones.
             labels += [str(i) for i in range(len(sub_shape))]
+        if labels == [""]:
+            labels = []
         if len(labels) != ndim:
             raise ValueError(f"dims {tuple(labels)} has {len(labels)} labels for a shape of "
                              f"{ndim} dimensions {tuple(shape)}")
-        d = ",".join(labels).encode("ascii")
-        o.keep.append(d)
-        s.dims = d
+        if labels:  # a 0-d storage has no labels to pass
+            d = ",".join(labels).encode("ascii")
+            o.keep.append(d)
+            s.dims = d
     elif sub_shape:
         # The default labels of the base shape come from the library (GT4Py's rule), then the
         # data dimensions of the sub-array dtype follow.
@@ -156,8 +149,8 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
             raise TypeError(f"halo must be a sequence of ints or (lower, upper) pairs, got {halo!r}")
         flat = []
         for h in halo:
-            if isinstance(h, (numbers.Integral, np.integer)) and not isinstance(h, bool):
-                flat += [operator.index(h)] * 2
+            if _args.is_int(h):
+                flat += [_args.int_scalar("halo", h)] * 2
             else:
                 pair = _ints("halo", h)
                 if len(pair) != 2:
@@ -180,12 +173,7 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
         s.aligned_index = o.ptr(_capi.int64_array(ai), ctypes.c_int64)
 
     if alignment_size is not None:
-        if isinstance(alignment_size, bool):
-            raise TypeError("alignment_size must be an int (bytes)")
-        try:
-            s.alignment_bytes = operator.index(alignment_size)
-        except TypeError:
-            raise TypeError(f"alignment_size must be an int (bytes), got {alignment_size!r}") from None
+        s.alignment_bytes = _args.int_scalar("alignment_size", alignment_size)
         o.params["alignment_size"] = s.alignment_bytes
 
     if device is _UNSET:
@@ -209,18 +197,48 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
             raise ValueError(f"managed must be None, 'gtstorage' (or 'gt4py') or 'cuda', got {managed!r}")
         s.managed = _MANAGED[key]
 
-    try:
-        s.device_id = operator.index(device_id)
-    except TypeError:
-        raise TypeError(f"device_id must be an int, got {device_id!r}") from None
+    s.device_id = _args.int_scalar("device_id", device_id, _args.INT32_MIN, _args.INT32_MAX)
     s.host_memory = _capi.HOST_PINNED if pinned else _capi.HOST_PAGEABLE
     s.readonly = 1 if readonly else 0
     o.params.update(device_id=s.device_id, pinned=bool(pinned))
     return o
 
 
+def _fingerprint(value):
+    """A hashable key that tells 8 from 8.0 and True (equal as dict keys) and lists from tuples;
+    TypeError for unhashable values."""
+    t = type(value)
+    if t is tuple or t is list:
+        return (t,) + tuple(map(_fingerprint, value))
+    hash(value)
+    return (t, value)
+
+
+# Validated options of empty/zeros/ones calls, by argument fingerprint: a model allocates the same
+# few fields again and again. Bounded (cleared past 512 entries); the struct is only read by
+# gtstorage_create, so threads may share an entry.
+_options_cache: Dict[tuple, _Options] = {}
+
+
+def _cached_options(init: int, shape, dtype, **kw) -> _Options:
+    try:
+        key = (init, _fingerprint(shape), dtype, _fingerprint(tuple(kw.values())))
+    except TypeError:  # unhashable (a callable layout is hashable; a dict is not): no cache
+        key = None
+    o = _options_cache.get(key) if key is not None else None
+    if o is None:
+        o = _options(shape, dtype, **kw)
+        o.struct.init = init
+        if key is not None:
+            if len(_options_cache) > 512:
+                _options_cache.clear()
+            _options_cache[key] = o
+    return o
+
+
 def _create(o: _Options, init: int, context: str, *, fill=None, source=None) -> Storage:
-    o.struct.init = init
+    if o.struct.init != init:
+        o.struct.init = init
     if fill is not None:
         o.struct.fill_value = fill.ctypes.data
         o.keep.append(fill)
@@ -231,46 +249,124 @@ def _create(o: _Options, init: int, context: str, *, fill=None, source=None) -> 
     return Storage._from_handle(out.value, params=o.params)
 
 
-# ---- GT4Py allocators ---------------------------------------------------------------------------
+# ---- GDP-3 allocators (Storage results) --------------------------------------------------------
+
+_PARAMETERS_DOC = """
+    Parameters
+    ----------
+    shape : int or sequence of int
+        Extents in elements, halo included (a sub-array ``dtype`` appends data dimensions).
+    dtype : dtype-like, optional
+        Element type (default ``numpy.float64``).
+    backend, defaults : str, optional
+        Preset name (GT4Py backend or gtstorage preset; aliases: give one): stride order,
+        alignment, padding and device. Default: the library's default preset ("numpy").
+    aligned_index : sequence of int, optional
+        Index of the element whose address is aligned (default: the first interior point).
+    dimensions, dims : sequence of str or str, optional
+        Dimension labels ("I", "J", "K", data dimensions "0", "1", …; aliases: give one); they
+        choose the stride order and are stored (``__gt_dims__``).
+    layout : sequence of int or callable, optional
+        Stride order (0 = largest stride) overriding the preset's; a callable gets ``ndim``.
+    alignment_size : int, optional
+        Alignment in bytes of the aligned element: any positive multiple of the item size (or a
+        divisor of it), as GT4Py allows.
+    halo : int or sequence of int or (lower, upper) pairs, optional
+        Halo widths in elements per dimension (one int: the same for every dimension).
+    device : None, "cpu" or "gpu", optional
+        Where the buffers are; default from the preset. ``"gpu"`` alone means a host + device
+        pair synchronized by gtstorage.
+    managed : None, "gtstorage" (or "gt4py") or "cuda", optional
+        How a device storage is kept: None device only, "gtstorage" host + device mirror,
+        "cuda" one unified-memory buffer.
+    device_id : int, optional
+        Device ordinal; -1 (default) is the calling thread's current device.
+    pinned : bool, optional
+        Page-locked host memory (faster transfers).
+    readonly : bool, optional
+        A storage that refuses writes after its initialization.
+
+    Returns
+    -------
+    Storage
+        ``CPUStorage``, ``GPUStorage``, ``SoftwareManagedGPUStorage`` or
+        ``CUDAManagedGPUStorage`` by where the buffers are.
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError
+        Bad arguments (the message names the function and the argument); ``RuntimeError``
+        (:class:`GTUnknownPresetError`) for an unknown preset.
+"""
 
 
-def empty(shape: Sequence[int], dtype=np.float64, *, backend=_UNSET, aligned_index=None,
-          dimensions=_UNSET, **kwargs) -> Storage:
-    """Storage with uninitialized values (GT4Py ``gt4py.storage.empty``).
+def _doc(summary: str) -> str:
+    return summary + "\n" + _PARAMETERS_DOC
 
-    Keywords: ``backend``/``defaults`` (preset name, default "numpy"), ``aligned_index``,
-    ``dimensions``/``dims``, ``layout``, ``alignment_size`` (bytes), ``halo`` (ints or
-    (lower, upper) pairs), ``device`` (None or "gpu"), ``managed`` (None, "gtstorage"/"gt4py",
-    "cuda"), ``device_id``, ``pinned``, ``readonly``.
-    """
-    o = _options(shape, dtype, backend=backend, aligned_index=aligned_index,
-                 dimensions=dimensions, **kwargs)
+
+@public()
+def empty(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: Any = _UNSET,
+          defaults: Any = _UNSET, aligned_index: Optional[Sequence[int]] = None,
+          dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
+          alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
+          managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
+          readonly: bool = False) -> Storage:
+    o = _cached_options(_capi.INIT_UNINITIALIZED, shape, dtype, backend=backend, defaults=defaults,
+                        aligned_index=aligned_index, dimensions=dimensions, dims=dims,
+                        layout=layout, alignment_size=alignment_size, halo=halo, device=device,
+                        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly)
     return _create(o, _capi.INIT_UNINITIALIZED, "empty")
 
 
-def zeros(shape: Sequence[int], dtype=np.float64, *, backend=_UNSET, aligned_index=None,
-          dimensions=_UNSET, **kwargs) -> Storage:
-    """Storage filled with 0 (halo and padding included)."""
-    o = _options(shape, dtype, backend=backend, aligned_index=aligned_index,
-                 dimensions=dimensions, **kwargs)
+@public()
+def zeros(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: Any = _UNSET,
+          defaults: Any = _UNSET, aligned_index: Optional[Sequence[int]] = None,
+          dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
+          alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
+          managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
+          readonly: bool = False) -> Storage:
+    o = _cached_options(_capi.INIT_ZEROS, shape, dtype, backend=backend, defaults=defaults,
+                        aligned_index=aligned_index, dimensions=dimensions, dims=dims,
+                        layout=layout, alignment_size=alignment_size, halo=halo, device=device,
+                        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly)
     return _create(o, _capi.INIT_ZEROS, "zeros")
 
 
-def ones(shape: Sequence[int], dtype=np.float64, *, backend=_UNSET, aligned_index=None,
-         dimensions=_UNSET, **kwargs) -> Storage:
-    """Storage filled with 1."""
-    o = _options(shape, dtype, backend=backend, aligned_index=aligned_index,
-                 dimensions=dimensions, **kwargs)
+@public()
+def ones(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: Any = _UNSET,
+         defaults: Any = _UNSET, aligned_index: Optional[Sequence[int]] = None,
+         dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
+         alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
+         managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
+         readonly: bool = False) -> Storage:
+    o = _cached_options(_capi.INIT_ONES, shape, dtype, backend=backend, defaults=defaults,
+                        aligned_index=aligned_index, dimensions=dimensions, dims=dims,
+                        layout=layout, alignment_size=alignment_size, halo=halo, device=device,
+                        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly)
     return _create(o, _capi.INIT_ONES, "ones")
 
 
-def full(shape: Sequence[int], fill_value, dtype=np.float64, *, backend=_UNSET,
-         aligned_index=None, dimensions=_UNSET, **kwargs) -> Storage:
-    """Storage filled with ``fill_value`` (converted to ``dtype`` like NumPy)."""
-    o = _options(shape, dtype, backend=backend, aligned_index=aligned_index,
-                 dimensions=dimensions, **kwargs)
+@public()
+def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: Any = np.float64, *,
+         backend: Any = _UNSET, defaults: Any = _UNSET,
+         aligned_index: Optional[Sequence[int]] = None, dimensions: Any = _UNSET,
+         dims: Any = _UNSET, layout: Any = None, alignment_size: Optional[int] = None,
+         halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET, device_id: int = -1,
+         pinned: bool = False, readonly: bool = False) -> Storage:
+    o = _options(shape, dtype, backend=backend, defaults=defaults, aligned_index=aligned_index,
+                 dimensions=dimensions, dims=dims, layout=layout, alignment_size=alignment_size,
+                 halo=halo, device=device, managed=managed, device_id=device_id, pinned=pinned,
+                 readonly=readonly)
     value = _scalar(fill_value, _split_dtype(dtype)[0])
     return _create(o, _capi.INIT_VALUE, "full", fill=value)
+
+
+empty.__doc__ = _doc("""Storage with uninitialized values (GDP-3 ``empty``).""")
+zeros.__doc__ = _doc("""Storage filled with 0, halo and padding included (GDP-3 ``zeros``).""")
+ones.__doc__ = _doc("""Storage filled with 1 (GDP-3 ``ones``).""")
+full.__doc__ = _doc("""Storage filled with ``fill_value`` (GDP-3 ``full``).
+
+    ``fill_value`` (a scalar) is converted to ``dtype`` like NumPy converts.""")
 
 
 def _scalar(value, dtype: np.dtype) -> np.ndarray:
@@ -291,10 +387,21 @@ def _source_array(data):
     return np.asarray(data), None
 
 
-def from_array(data, dtype=None, *, backend=_UNSET, aligned_index=None, dimensions=_UNSET,
-               **kwargs) -> Storage:
-    """New storage with a copy of ``data`` (any source layout, host or device, converted to
-    ``dtype``; None keeps the data's dtype)."""
+def _copyable_host(host: np.ndarray, base: np.dtype) -> np.ndarray:
+    """@p host in a form the C copy takes: a native numeric dtype, no overlapping strides."""
+    if host.dtype.kind not in "biufc" or not host.dtype.isnative:
+        host = host.astype(base)
+    if any(st == 0 for st in host.strides) and host.size > 1:
+        host = np.ascontiguousarray(host)
+    return host
+
+
+@public()
+def from_array(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults: Any = _UNSET,
+               aligned_index: Optional[Sequence[int]] = None, dimensions: Any = _UNSET,
+               dims: Any = _UNSET, layout: Any = None, alignment_size: Optional[int] = None,
+               halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET,
+               device_id: int = -1, pinned: bool = False, readonly: bool = False) -> Storage:
     host, src = _source_array(data)
     src_dtype = (host if host is not None else src).dtype
     dt = np.dtype(src_dtype if dtype is None else dtype)
@@ -306,18 +413,14 @@ def from_array(data, dtype=None, *, backend=_UNSET, aligned_index=None, dimensio
         if shape[len(shape) - len(sub_shape):] != sub_shape:
             raise ValueError(f"data of shape {shape} does not end in the dtype's shape {sub_shape}")
         shape = shape[: len(shape) - len(sub_shape)]
-    if dimensions is _UNSET and "dims" not in kwargs and hasattr(data, "__gt_dims__"):
-        kwargs["dims"] = tuple(data.__gt_dims__)
-    o = _options(shape, dt, backend=backend, aligned_index=aligned_index, dimensions=dimensions,
-                 **kwargs)
+    if dimensions is _UNSET and dims is _UNSET and hasattr(data, "__gt_dims__"):
+        dims = tuple(data.__gt_dims__)
+    o = _options(shape, dt, backend=backend, defaults=defaults, aligned_index=aligned_index,
+                 dimensions=dimensions, dims=dims, layout=layout, alignment_size=alignment_size,
+                 halo=halo, device=device, managed=managed, device_id=device_id, pinned=pinned,
+                 readonly=readonly)
     if host is not None:
-        if host.dtype.kind not in "biufc" or not host.dtype.isnative:
-            host = host.astype(base)
-        if any(st == 0 for st in host.strides) and host.size > 1:
-            host = np.ascontiguousarray(host)
-        from ._storage import _array_desc
-
-        desc, keep = _array_desc(host)
+        desc, keep = _array_desc(_copyable_host(host, base))
         out = _create(o, _capi.INIT_COPY, "from_array", source=desc)
         del keep
         return out
@@ -326,12 +429,27 @@ def from_array(data, dtype=None, *, backend=_UNSET, aligned_index=None, dimensio
     return out
 
 
+from_array.__doc__ = _doc("""New storage with a copy of ``data`` (any source layout, host or
+    device, converted to ``dtype``; None keeps the data's dtype). The copy changes layout in the
+    C library (multi-threaded, cache-blocked). ``data``'s ``__gt_dims__`` are the default dims.""").replace(
+    """    shape : int or sequence of int
+        Extents in elements, halo included (a sub-array ``dtype`` appends data dimensions).
+    dtype : dtype-like, optional
+        Element type (default ``numpy.float64``).
+""", """    data : array-like
+        Source values, host or device, any layout; its shape is the storage's shape, halo
+        included (a sub-array ``dtype`` takes its trailing extents as data dimensions).
+    dtype : dtype-like, optional
+        Element type (default: the data's).
+""")
+
+
 # ---- GDP-3 *_like ------------------------------------------------------------------------------
 
 
 def _like_kwargs(data, dtype, kwargs: Dict[str, Any]):
     """Shape, dtype and keywords of a *_like call: unset parameters taken from ``data``."""
-    kw = dict(kwargs)
+    kw = {k: v for k, v in kwargs.items() if v is not _UNSET}
     if isinstance(data, Storage):
         shape = data.shape
         dt = data.dtype if dtype is None else dtype
@@ -373,25 +491,71 @@ def _like_kwargs(data, dtype, kwargs: Dict[str, Any]):
     return shape, dt, kw
 
 
-def empty_like(data, dtype=None, **kwargs) -> Storage:
-    """Like ``empty`` with the parameters not given taken from ``data`` (a Storage or array)."""
-    shape, dt, kw = _like_kwargs(data, dtype, kwargs)
+_LIKE_DOC = """Like ``{name}`` (GDP-3 ``{name}_like``), with every parameter not given taken
+    from ``data`` (a Storage: shape, dtype, preset, dims, layout, halo, aligned index, device,
+    managed; an array: shape, dtype and ``__gt_dims__``). ``shape`` cannot be overridden.
+"""
+
+
+@public()
+def empty_like(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults: Any = _UNSET,
+               aligned_index: Any = _UNSET, dimensions: Any = _UNSET, dims: Any = _UNSET,
+               layout: Any = _UNSET, alignment_size: Any = _UNSET, halo: Any = _UNSET,
+               device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = _UNSET,
+               pinned: Any = _UNSET, readonly: Any = _UNSET) -> Storage:
+    shape, dt, kw = _like_kwargs(data, dtype, dict(
+        backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
+        dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
+        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly))
     return empty(shape, dt, **kw)
 
 
-def zeros_like(data, dtype=None, **kwargs) -> Storage:
-    shape, dt, kw = _like_kwargs(data, dtype, kwargs)
+@public()
+def zeros_like(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults: Any = _UNSET,
+               aligned_index: Any = _UNSET, dimensions: Any = _UNSET, dims: Any = _UNSET,
+               layout: Any = _UNSET, alignment_size: Any = _UNSET, halo: Any = _UNSET,
+               device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = _UNSET,
+               pinned: Any = _UNSET, readonly: Any = _UNSET) -> Storage:
+    shape, dt, kw = _like_kwargs(data, dtype, dict(
+        backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
+        dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
+        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly))
     return zeros(shape, dt, **kw)
 
 
-def ones_like(data, dtype=None, **kwargs) -> Storage:
-    shape, dt, kw = _like_kwargs(data, dtype, kwargs)
+@public()
+def ones_like(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults: Any = _UNSET,
+              aligned_index: Any = _UNSET, dimensions: Any = _UNSET, dims: Any = _UNSET,
+              layout: Any = _UNSET, alignment_size: Any = _UNSET, halo: Any = _UNSET,
+              device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = _UNSET,
+              pinned: Any = _UNSET, readonly: Any = _UNSET) -> Storage:
+    shape, dt, kw = _like_kwargs(data, dtype, dict(
+        backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
+        dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
+        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly))
     return ones(shape, dt, **kw)
 
 
-def full_like(data, fill_value, dtype=None, **kwargs) -> Storage:
-    shape, dt, kw = _like_kwargs(data, dtype, kwargs)
+@public()
+def full_like(data: Any, fill_value: Any, dtype: Any = None, *, backend: Any = _UNSET,
+              defaults: Any = _UNSET, aligned_index: Any = _UNSET, dimensions: Any = _UNSET,
+              dims: Any = _UNSET, layout: Any = _UNSET, alignment_size: Any = _UNSET,
+              halo: Any = _UNSET, device: Any = _UNSET, managed: Any = _UNSET,
+              device_id: Any = _UNSET, pinned: Any = _UNSET, readonly: Any = _UNSET) -> Storage:
+    shape, dt, kw = _like_kwargs(data, dtype, dict(
+        backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
+        dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
+        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly))
     return full(shape, fill_value, dt, **kw)
+
+
+for _f, _n in ((empty_like, "empty"), (zeros_like, "zeros"), (ones_like, "ones"),
+               (full_like, "full")):
+    _f.__doc__ = _LIKE_DOC.format(name=_n) + _PARAMETERS_DOC.split("    Returns")[0].replace(
+        "shape : int or sequence of int\n        Extents in elements, halo included (a sub-array "
+        "``dtype`` appends data dimensions).\n", "data : Storage or array-like\n        The "
+        "template.\n") + "    Returns\n    -------\n    Storage\n"
+del _f, _n
 
 
 # ---- GDP-3 wrapping -----------------------------------------------------------------------------
@@ -415,26 +579,71 @@ def _host_interface(data) -> Dict[str, Any]:
             "strides": arr.strides, "typestr": arr.dtype.str, "readonly": not arr.flags.writeable}
 
 
-def as_storage(data=None, device_data=None, *, sync_state=None, dims=_UNSET, dimensions=_UNSET,
-               halo=None, readonly=None, device_id=-1, shape=None, dtype=None, layout=None,
-               managed=_UNSET, device=_UNSET, **kwargs) -> Storage:
+@public()
+def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = None,
+               dims: Any = _UNSET, dimensions: Any = _UNSET, halo: Any = None,
+               readonly: Optional[bool] = None, device_id: int = -1,
+               shape: Optional[Sequence[int]] = None, dtype: Any = None,
+               layout: Optional[Sequence[int]] = None, managed: Any = _UNSET, device: Any = _UNSET,
+               backend: Any = _UNSET, defaults: Any = _UNSET,
+               aligned_index: Optional[Sequence[int]] = None,
+               alignment_size: Optional[int] = None) -> Storage:
     """Storage over existing memory, without copying (GDP-3 ``as_storage``).
 
-    ``data`` is a host buffer (NumPy array or anything with ``__array_interface__``/the buffer
-    protocol), ``device_data`` a device buffer (``__cuda_array_interface__``); with both, the
-    storage is a mirrored pair whose initial ``sync_state`` says which side is current. The
-    wrapped objects stay alive until the last view and DLPack export are gone. ``shape``,
-    ``dtype`` and ``layout`` are checked against the buffers.
+    Parameters
+    ----------
+    data : array-like, optional
+        Host buffer: a NumPy array, anything with ``__array_interface__`` or the buffer
+        protocol, or any DLPack producer (``__dlpack__``: PyTorch tensors, JAX arrays, …).
+    device_data : object, optional
+        Device buffer (``__cuda_array_interface__`` or ``__dlpack__``). With both, the storage is
+        a mirrored pair whose initial ``sync_state`` says which side is current.
+    sync_state : SyncState or int, optional
+        Initial state of a host + device pair (default: both equal).
+    dims, dimensions : sequence of str, optional
+        Dimension labels (default: the buffer's ``__gt_dims__`` or the library's default).
+    halo : int or sequence, optional
+        Halo widths (as in :func:`gtstorage.gdp3.empty`).
+    readonly : bool, optional
+        Refuse writes (default: the buffer's own flag; a read-only buffer cannot be made writable).
+    device_id : int, optional
+        Device ordinal of ``device_data`` (-1: as the pointer says).
+    shape, dtype, layout : optional
+        Checked against the buffer.
+    backend, defaults : str, optional
+        A preset the buffer must suit: its stride order for these dims and its alignment of the
+        aligned element are checked.
+    aligned_index : sequence of int, optional
+        Element whose address must be aligned (default: the first interior point).
+    alignment_size : int, optional
+        Alignment in bytes that element's address must have.
+    managed, device : optional
+        GDP-3 keywords; only values consistent with wrapping are accepted.
+
+    Returns
+    -------
+    Storage
+        Sharing the memory; the wrapped objects stay alive until the last view and DLPack
+        export are gone.
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError
+        A buffer that cannot be wrapped or a parameter that does not match it (the message says
+        which and how).
     """
-    if kwargs:
-        unknown = ", ".join(sorted(kwargs))
-        raise TypeError(f"as_storage: unsupported keyword(s) {unknown} (the layout of wrapped "
-                        "memory is the caller's; use from_array() to re-layout)")
     if data is None and device_data is None:
         raise TypeError("as_storage needs data, device_data or both")
     if isinstance(data, Storage) and device_data is None:
         view = data[...]
+        _validate(view, _alias("backend", backend, "defaults", defaults), aligned_index,
+                  alignment_size, layout)
         return view
+    if device_data is None and _is_dlpack_only(data):
+        return _as_storage_dlpack(data, dims=_alias("dimensions", dimensions, "dims", dims),
+                                  halo=halo, readonly=readonly, shape=shape, dtype=dtype,
+                                  layout=layout, preset=_alias("backend", backend, "defaults", defaults),
+                                  aligned_index=aligned_index, alignment_size=alignment_size)
     if managed is not _UNSET and managed not in (None, False, "gtstorage", "gt4py"):
         raise ValueError(f"as_storage: managed={managed!r} cannot wrap existing buffers")
     if device is not _UNSET and device not in (None, "cpu", "gpu"):
@@ -465,21 +674,7 @@ def as_storage(data=None, device_data=None, *, sync_state=None, dims=_UNSET, dim
     if (d is _UNSET or d is None) and hasattr(data if data is not None else device_data, "__gt_dims__"):
         d = tuple((data if data is not None else device_data).__gt_dims__)
     dims_str = None if d is _UNSET or d is None else _dims_string(d)
-    halo_flat = None
-    if isinstance(halo, (numbers.Integral, np.integer)) and not isinstance(halo, bool):
-        halo = [halo] * ndim
-    if halo is not None:
-        halo_flat = []
-        for h in halo:
-            if isinstance(h, (numbers.Integral, np.integer)) and not isinstance(h, bool):
-                halo_flat += [operator.index(h)] * 2
-            else:
-                pair = _ints("halo", h)
-                if len(pair) != 2:
-                    raise ValueError(f"halo entries must be ints or (lower, upper) pairs, got {h!r}")
-                halo_flat += pair
-        if len(halo_flat) != 2 * ndim:
-            raise ValueError(f"halo has {len(halo_flat) // 2} entries for {ndim} dimensions")
+    halo_flat = None if halo is None else _halo_flat(halo, ndim)
     state_obj = None
     state = _capi.SYNC_CLEAN
     if sync_state is not None:
@@ -508,42 +703,201 @@ def as_storage(data=None, device_data=None, *, sync_state=None, dims=_UNSET, dim
         keepalive=keep,
         sync_state_obj=state_obj,
     )
-    if layout is not None:
-        lay = tuple(_ints("layout", layout))
-        if lay != st.layout:
-            raise ValueError(f"as_storage: layout {lay} does not match the buffer's {st.layout}")
+    _validate(st, _alias("backend", backend, "defaults", defaults), aligned_index,
+              alignment_size, layout)
     return _wait_for_producer(st, dev_stream) if dev is not None else st
 
 
-def storage(data=None, device_data=None, *, dtype=None, copy=True, sync_state=None,
-            **kwargs) -> Storage:
-    """GDP-3 ``storage``: a copy of ``data`` (or ``device_data``) with copy=True, else
-    ``as_storage``. Without any data and copy=False it allocates like ``empty``."""
+def _is_dlpack_only(data) -> bool:
+    """A DLPack producer that offers no NumPy/buffer interface (torch tensors, JAX arrays), or a
+    DLPack capsule itself."""
+    if type(data).__name__ == "PyCapsule":
+        return True
+    if isinstance(data, np.ndarray) or not hasattr(data, "__dlpack__"):
+        return False
+    if hasattr(data, "__array_interface__") or hasattr(data, "__cuda_array_interface__"):
+        return False
+    try:
+        memoryview(data)
+        return False
+    except TypeError:
+        return True
+
+
+def _as_storage_dlpack(data, *, dims, halo, readonly, shape, dtype, layout, preset,
+                       aligned_index, alignment_size) -> Storage:
+    from ._dlpack_import import wrap_dlpack
+
+    dims_str = None if dims is _UNSET or dims is None else _dims_string(dims)
+    if dims_str is None and hasattr(data, "__gt_dims__"):
+        dims_str = _dims_string(tuple(data.__gt_dims__))
+    halo_flat = None
+    if halo is not None:
+        ndim = len(data.shape) if hasattr(data, "shape") else None
+        halo_flat = _halo_flat(halo, ndim)
+    handle = wrap_dlpack(data, context="as_storage(data)", dims=dims_str, halo=halo_flat,
+                         readonly=bool(readonly))
+    st = Storage._from_handle(handle)
+    if readonly is False and st.readonly:
+        raise ValueError("readonly=False was asked for, but the DLPack tensor is read-only")
+    if shape is not None and tuple(_ints("shape", shape, allow_scalar=True)) != st.shape:
+        raise ValueError(f"shape {tuple(shape)} does not match the buffer's {st.shape}")
+    if dtype is not None and np.dtype(dtype) != st.dtype:
+        raise ValueError(f"dtype {np.dtype(dtype)} does not match the buffer's {st.dtype}")
+    _validate(st, preset, aligned_index, alignment_size, layout)
+    return st
+
+
+def _halo_flat(halo, ndim: Optional[int]) -> list:
+    if _args.is_int(halo):
+        if ndim is None:
+            raise TypeError("halo must be a sequence when the buffer's ndim is unknown")
+        halo = [halo] * ndim
+    if isinstance(halo, (str, bytes)) or not hasattr(halo, "__iter__"):
+        raise TypeError(f"halo must be a sequence of ints or (lower, upper) pairs, got {halo!r}")
+    flat = []
+    for h in halo:
+        if _args.is_int(h):
+            flat += [_args.int_scalar("halo", h)] * 2
+        else:
+            pair = _ints("halo", h)
+            if len(pair) != 2:
+                raise ValueError(f"halo entries must be ints or (lower, upper) pairs, got {h!r}")
+            flat += pair
+    if ndim is not None and len(flat) != 2 * ndim:
+        raise ValueError(f"halo has {len(flat) // 2} entries for {ndim} dimensions")
+    return flat
+
+
+def _validate(st: Storage, preset, aligned_index, alignment_size, layout) -> None:
+    """GDP-3: "the consistency of the parameters with the buffers is validated". Checks the
+    wrapped storage @p st against a preset (stride order for its dims, alignment of the aligned
+    element), an explicit layout, aligned_index and alignment_size; raises ValueError naming
+    what does not match."""
+    if layout is not None:
+        lay = tuple(_ints("layout", layout))
+        if lay != st.layout:
+            raise ValueError(f"layout {lay} does not match the buffer's {st.layout}")
+    if preset is _UNSET or preset is None:
+        preset = None
+    elif not isinstance(preset, str):
+        raise TypeError(f"backend/defaults must be a preset name (str), got {preset!r}")
+    if preset is None and aligned_index is None and alignment_size is None:
+        return
+    ndim = st.ndim
+    if aligned_index is not None:
+        ai = tuple(_ints("aligned_index", aligned_index))
+        if len(ai) != ndim:
+            raise ValueError(f"aligned_index {ai} has {len(ai)} entries for {ndim} dimensions")
+        for d, (i, n) in enumerate(zip(ai, st.shape)):
+            if not 0 <= i < max(n, 1):
+                raise ValueError(f"aligned_index {ai} is outside the buffer's shape {st.shape} "
+                                 f"in dimension {d}")
+    else:
+        ai = st.__gt_origin__
+    alignment = None
+    if alignment_size is not None:
+        alignment = _args.int_scalar("alignment_size", alignment_size)
+        if alignment <= 0:
+            raise ValueError(f"alignment_size must be positive, got {alignment}")
+    if preset is not None:
+        p = plan(st.shape, st.dtype, backend=preset, dims=st.dims)
+        if p["layout"] != st.layout:
+            raise ValueError(
+                f"the buffer's stride order {st.layout} (strides {st.strides}) is not preset "
+                f"{preset!r}'s {p['layout']} for dims {st.dims}")
+        if p["device"] == "gpu" and not st._has_device:
+            raise ValueError(f"preset {preset!r} is a device preset, but no device buffer was given")
+        if alignment is None:
+            alignment = p["alignment_bytes"]
+    if alignment is not None and alignment > 1:
+        g = st._geom()
+        address = g.data + sum(i * s for i, s in zip(ai, g.strides))
+        if address % alignment:
+            raise ValueError(
+                f"the element at aligned_index {tuple(ai)} (address {address:#x}) is not aligned "
+                f"to {alignment} bytes (it is {address % alignment} bytes past a boundary)")
+
+
+@public()
+def storage(data: Any = None, device_data: Any = None, *, dtype: Any = None, copy: bool = True,
+            sync_state: Any = None, shape: Optional[Sequence[int]] = None, backend: Any = _UNSET,
+            defaults: Any = _UNSET, aligned_index: Any = None, dimensions: Any = _UNSET,
+            dims: Any = _UNSET, layout: Any = None, alignment_size: Any = None, halo: Any = None,
+            device: Any = _UNSET, managed: Any = _UNSET, device_id: int = -1,
+            readonly: Any = None) -> Storage:
+    """GDP-3 ``storage``: a copy of ``data`` (or ``device_data``) with ``copy=True`` (see
+    :func:`from_array`), else the buffers wrapped (see :func:`as_storage`). Without any data and
+    ``copy=False`` it allocates like :func:`empty` (``shape`` then required). The other
+    keywords are those of :func:`empty` (copy) or :func:`as_storage` (wrap).
+
+    Parameters
+    ----------
+    data, device_data : array-like, optional
+        Host and device sources; with both and ``copy=True`` the side that ``sync_state`` says
+        is current is copied.
+    copy : bool, optional
+        Copy (default) or wrap.
+
+    Returns
+    -------
+    Storage
+    """
+    common = {k: v for k, v in dict(backend=backend, defaults=defaults, dimensions=dimensions,
+                                    dims=dims, device=device, managed=managed).items()
+              if v is not _UNSET}
+    for k, v in dict(aligned_index=aligned_index, layout=layout, alignment_size=alignment_size,
+                     halo=halo, readonly=readonly).items():
+        if v is not None:
+            common[k] = v
+    if device_id != -1:
+        common["device_id"] = device_id
     if not copy:
         if data is None and device_data is None:
-            shape = kwargs.pop("shape", None)
             if shape is None:
                 raise TypeError("storage(copy=False) without data needs shape")
-            return empty(shape, np.float64 if dtype is None else dtype, **kwargs)
-        return as_storage(data, device_data, sync_state=sync_state, dtype=dtype, **kwargs)
+            return empty(shape, np.float64 if dtype is None else dtype, **common)
+        return as_storage(data, device_data, sync_state=sync_state, dtype=dtype, shape=shape,
+                          **common)
     if data is None and device_data is None:
         raise TypeError("storage() needs data or device_data to copy")
+    if shape is not None:
+        raise TypeError("storage(copy=True) takes its shape from the data; shape is not allowed")
     source = data
     if device_data is not None:
         state = sync_state.state if isinstance(sync_state, SyncState) else sync_state
         if data is None or state == _capi.SYNC_DEVICE_DIRTY:
             source = device_data
-        kwargs.setdefault("device", "gpu")
-    return from_array(source, dtype, **kwargs)
+        common.setdefault("device", "gpu")
+    return from_array(source, dtype, **common)
 
 
 # ---- library queries ----------------------------------------------------------------------------
 
 
-def plan(shape, dtype=np.float64, **kwargs) -> Dict[str, Any]:
-    """The library's allocation plan for these parameters (allocates nothing): padded shape,
-    strides, layout, halo, aligned index, dims, alignment and byte sizes."""
-    o = _options(shape, dtype, **kwargs)
+@public()
+def plan(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: Any = _UNSET,
+         defaults: Any = _UNSET, aligned_index: Optional[Sequence[int]] = None,
+         dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
+         alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
+         managed: Any = _UNSET) -> Dict[str, Any]:
+    """The library's allocation plan for these parameters, allocating nothing.
+
+    Parameters
+    ----------
+    shape, dtype, backend, defaults, aligned_index, dimensions, dims, layout, alignment_size, halo, device, managed
+        As :func:`gtstorage.gdp3.empty`.
+
+    Returns
+    -------
+    dict
+        ``shape``, ``padded_shape``, ``strides`` (bytes), ``layout``, ``halo``,
+        ``aligned_index``, ``dims``, ``dtype``, ``preset``, ``itemsize``, ``alignment_bytes``,
+        ``byte_offset``, ``padded_bytes``, ``allocation_bytes``, ``contiguous_dim``, ``device``.
+    """
+    o = _options(shape, dtype, backend=backend, defaults=defaults, aligned_index=aligned_index,
+                 dimensions=dimensions, dims=dims, layout=layout, alignment_size=alignment_size,
+                 halo=halo, device=device, managed=managed)
     out = _capi.new_struct(_capi.PlanInfo)
     check(lib.gtstorage_plan(ctypes.byref(o.struct), ctypes.byref(out)), "plan")
     n = out.ndim

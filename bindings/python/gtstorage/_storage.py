@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from . import _capi, _dlpack
+from . import _args, _capi, _dlpack
 from ._capi import GTNoSuchBufferError, check, lib
 
 # Lazily imported optional modules (CuPy is optional everywhere).
@@ -80,10 +80,13 @@ class SyncState:
 
     @property
     def is_bound(self) -> bool:
+        """True once a storage uses this object (its value is then the library's)."""
         return self._handle != 0
 
     @property
     def state(self) -> int:
+        """SYNC_CLEAN, SYNC_HOST_DIRTY or SYNC_DEVICE_DIRTY; setting it marks the buffers so
+        (without copying)."""
         if not self._handle:
             return self._value
         out = ctypes.c_int32()
@@ -122,6 +125,43 @@ def _info(handle: int, side: int) -> _capi.InterfaceInfo:
     check(lib.gtstorage_interface(handle, side, ctypes.byref(info)),
           "host buffer" if side == _capi.SIDE_HOST else "device buffer")
     return info
+
+
+class _Geometry:
+    """What never changes about one side of a handle, read once from gtstorage_interface().
+
+    A handle's shape, strides, dims, halo, origin, layout, dtype and data address are fixed for
+    its lifetime (views are new handles), so the protocol properties answer from this cache
+    instead of a ctypes round trip each time.
+    """
+
+    __slots__ = ("ndim", "shape", "strides", "typestr", "dtype", "data", "readonly", "dims",
+                 "halo", "origin", "layout", "aligned_index", "itemsize", "nbytes", "allocation",
+                 "device_type", "device_id", "interface")
+
+    def __init__(self, info: _capi.InterfaceInfo):
+        n = int(info.ndim)
+        self.ndim = n
+        self.shape = tuple(info.shape[:n])
+        self.strides = tuple(info.strides[:n])
+        self.typestr = info.typestr.decode("ascii")
+        self.dtype = np.dtype(self.typestr)
+        self.data = int(info.data or 0)
+        self.readonly = bool(info.readonly)
+        self.dims = tuple(info.dims[d].value.decode("ascii") for d in range(n))
+        self.halo = tuple((int(info.halo[d][0]), int(info.halo[d][1])) for d in range(n))
+        self.origin = tuple(info.origin[:n])
+        self.layout = tuple(info.layout[:n])
+        self.aligned_index = tuple(None if a < 0 else int(a) for a in info.aligned_index[:n])
+        self.itemsize = int(info.itemsize)
+        self.nbytes = int(info.nbytes)
+        self.allocation = int(info.allocation or 0)
+        self.device_type = int(info.device_type)
+        self.device_id = int(info.device_id)
+        # The NumPy array interface (v3) of this side; handed out as a copy.
+        self.interface = {"shape": self.shape, "typestr": self.typestr,
+                          "data": (self.data, self.readonly), "strides": self.strides,
+                          "version": 3}
 
 
 def _has_side(handle: int, side: int) -> bool:
@@ -164,7 +204,7 @@ def _is_gpu_value(value) -> bool:
     return hasattr(value, "__cuda_array_interface__")
 
 
-class Storage:
+class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     """A GT4Py/GDP-3 storage: an N-d field allocated and described by libgtstorage.
 
     Use the creation functions (``empty``, ``zeros``, ``from_array``, ``as_storage`` …);
@@ -203,9 +243,9 @@ class Storage:
                 cls = GPUStorage
             else:
                 cls = CPUStorage
-            if sync_state is None:
-                sync_state = SyncState()
-            if not sync_state.is_bound:
+            # The SyncState object is made on first use (most storages never need it); one given
+            # by the caller (a view's parent's, or an unbound user object) is bound now.
+            if sync_state is not None and not sync_state.is_bound:
                 sync_state._bind(handle)
         except BaseException:
             lib.gtstorage_release(handle)
@@ -216,6 +256,9 @@ class Storage:
         obj._has_device = has_device
         obj._sync_state = sync_state
         obj._params = dict(params or {})
+        obj._geoms = [None, None]  # per side, filled on first use
+        obj._host_arr = None  # NumPy view of the host buffer, made on first use
+        obj._host_mv = None  # memoryview of it (PEP 688 __buffer__ of a host-only storage)
         return obj
 
     def __del__(self):
@@ -233,15 +276,16 @@ class Storage:
         The handle is borrowed: this takes its own reference (``gtstorage_retain``), so the caller
         may release theirs independently. Raises ``GTStorageError`` for an invalid handle.
         """
-        check(lib.gtstorage_retain(ctypes.c_uint64(int(handle))), "handle")
-        return Storage._from_handle(int(handle))
+        h = _args.int_scalar("Storage.from_handle: handle", handle, 0, _args.UINT64_MAX)
+        check(lib.gtstorage_retain(ctypes.c_uint64(h)), "Storage.from_handle: handle")
+        return Storage._from_handle(h)
 
     @property
     def handle(self) -> int:
         """The C handle (a borrowed reference: retain it with the C API to keep it longer)."""
         return self._handle
 
-    # ---- description -------------------------------------------------------------------------
+    # ---- description (cached: a handle's geometry never changes) ------------------------------
 
     def _primary_side(self) -> int:
         return _capi.SIDE_HOST if self._has_host else _capi.SIDE_DEVICE
@@ -249,63 +293,77 @@ class Storage:
     def _info(self, side: Optional[int] = None) -> _capi.InterfaceInfo:
         return _info(self._handle, self._primary_side() if side is None else side)
 
+    def _geom(self, side: Optional[int] = None) -> _Geometry:
+        """The cached geometry of @p side (default: the host side if there is one)."""
+        if side is None:
+            side = _capi.SIDE_HOST if self._has_host else _capi.SIDE_DEVICE
+        g = self._geoms[side]
+        if g is None:
+            g = self._geoms[side] = _Geometry(_info(self._handle, side))
+        return g
+
     @property
     def ndim(self) -> int:
-        return int(self._info().ndim)
+        """Number of dimensions (0 for a 0-d storage)."""
+        return self._geom().ndim
 
     @property
     def shape(self) -> Tuple[int, ...]:
-        i = self._info()
-        return _tuple(i.shape, i.ndim)
+        """Extents in elements, halo included."""
+        return self._geom().shape
 
     @property
     def strides(self) -> Tuple[int, ...]:
         """Strides in bytes (of the host buffer if there is one, else of the device buffer)."""
-        i = self._info()
-        return _tuple(i.strides, i.ndim)
+        return self._geom().strides
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(self._info().typestr.decode("ascii"))
+        """NumPy dtype of the elements (native byte order)."""
+        return self._geom().dtype
 
     @property
     def itemsize(self) -> int:
-        return int(self._info().itemsize)
+        """Bytes per element."""
+        return self._geom().itemsize
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        """Number of elements (product of the shape; 1 for a 0-d storage)."""
+        n = 1
+        for e in self._geom().shape:
+            n *= e
+        return n
 
     @property
     def nbytes(self) -> int:
         """Bytes of the elements, padding excluded."""
-        return int(self._info().nbytes)
+        return self._geom().nbytes
 
     @property
     def halo(self) -> Tuple[Tuple[int, int], ...]:
-        i = self._info()
-        return tuple((int(i.halo[d][0]), int(i.halo[d][1])) for d in range(i.ndim))
+        """(lower, upper) halo widths per dimension, in elements."""
+        return self._geom().halo
 
     @property
     def dims(self) -> Tuple[str, ...]:
-        i = self._info()
-        return tuple(i.dims[d].value.decode("ascii") for d in range(i.ndim))
+        """Dimension labels ("I", "J", "K", data dimensions "0", "1", …)."""
+        return self._geom().dims
 
     @property
     def aligned_index(self) -> Tuple[Optional[int], ...]:
         """Index of the aligned element; None in dimensions where it lies outside this view."""
-        i = self._info()
-        return tuple(None if i.aligned_index[d] < 0 else int(i.aligned_index[d]) for d in range(i.ndim))
+        return self._geom().aligned_index
 
     @property
     def layout(self) -> Tuple[int, ...]:
         """Rank of each dimension in stride order (0 = largest stride)."""
-        i = self._info()
-        return _tuple(i.layout, i.ndim)
+        return self._geom().layout
 
     @property
     def readonly(self) -> bool:
-        return bool(self._info().readonly)
+        """True if the storage must not be written (wrapped read-only memory)."""
+        return self._geom().readonly
 
     @property
     def device(self) -> Optional[str]:
@@ -319,6 +377,9 @@ class Storage:
 
     @property
     def sync_state(self) -> SyncState:
+        """The shared host/device :class:`SyncState` of the buffers behind this storage."""
+        if self._sync_state is None:
+            self._sync_state = SyncState()._bind(self._handle)
         return self._sync_state
 
     @property
@@ -329,13 +390,15 @@ class Storage:
     @property
     def data(self) -> Optional[memoryview]:
         """The host buffer as a memoryview (GDP-3), None without a host buffer."""
-        return self.to_numpy().data if self._has_host else None
+        return self._host_view(write=not self.readonly).data if self._has_host else None
 
     @property
     def T(self) -> "Storage":
+        """View with the dimensions reversed (like ``ndarray.T``)."""
         return self.transpose()
 
     def __len__(self) -> int:
+        """Extent of the first dimension (TypeError for a 0-d storage), like NumPy."""
         shape = self.shape
         if not shape:
             raise TypeError("len() of a 0-d storage")
@@ -348,7 +411,7 @@ class Storage:
     # ---- views -------------------------------------------------------------------------------
 
     def _view(self, handle: int) -> "Storage":
-        return Storage._from_handle(handle, sync_state=self._sync_state, params=self._params)
+        return Storage._from_handle(handle, sync_state=self.sync_state, params=self._params)
 
     def transpose(self, *axes) -> "Storage":
         """View with the dimensions permuted (NumPy semantics: no axes reverses them)."""
@@ -442,6 +505,8 @@ class Storage:
         return out[()]
 
     def __setitem__(self, key, value) -> None:
+        """Writes ``value`` (scalar, array-like with broadcasting, storage, device array) into the
+        selected elements, on the side that is current."""
         parsed = self._specs(key)
         if parsed is None:
             # Advanced indexing: write through the host buffer with NumPy.
@@ -544,17 +609,27 @@ class Storage:
 
     def _raw_interface(self, side: int) -> Dict[str, Any]:
         """Array-interface dict of one side, without touching the sync state."""
-        i = _info(self._handle, side)
-        return {
-            "shape": _tuple(i.shape, i.ndim),
-            "typestr": i.typestr.decode("ascii"),
-            "data": (int(i.data or 0), bool(i.readonly)),
-            "strides": _tuple(i.strides, i.ndim),
-            "version": 3,
-        }
+        return dict(self._geom(side).interface)
 
     def _raw_array_interface_object(self, side: int):
         return _InterfaceHolder(self, self._raw_interface(side))
+
+    def _host_view(self, write: bool) -> np.ndarray:
+        """A NumPy array over the host buffer, host made current first (and marked modified when
+        @p write: the caller may write through it). The array holds its own library reference,
+        so it is cached without a reference cycle."""
+        if not self._has_host:
+            raise GTNoSuchBufferError("the storage has no host buffer", _capi.ERROR_NO_SUCH_BUFFER)
+        if self._has_device:
+            check(lib.gtstorage_acquire(self._handle, _capi.SIDE_HOST), "host access")
+            if write:
+                check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "host access")
+        arr = self._host_arr
+        if arr is None:
+            check(lib.gtstorage_retain(self._handle), "host access")
+            arr = self._host_arr = np.asarray(
+                _HandleOwner(self._handle, self._geom(_capi.SIDE_HOST).interface))
+        return arr
 
     @property
     def __array_interface__(self) -> Dict[str, Any]:
@@ -563,9 +638,10 @@ class Storage:
         if not self._has_host:
             raise GTNoSuchBufferError("__array_interface__: the storage has no host buffer",
                                       _capi.ERROR_NO_SUCH_BUFFER)
-        check(lib.gtstorage_acquire(self._handle, _capi.SIDE_HOST), "__array_interface__")
-        check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "__array_interface__")
-        return self._raw_interface(_capi.SIDE_HOST)
+        if self._has_device:
+            check(lib.gtstorage_acquire(self._handle, _capi.SIDE_HOST), "__array_interface__")
+            check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "__array_interface__")
+        return dict(self._geom(_capi.SIDE_HOST).interface)
 
     @property
     def __cuda_array_interface__(self) -> Dict[str, Any]:
@@ -577,7 +653,7 @@ class Storage:
         if not self._has_device:
             raise GTNoSuchBufferError("__cuda_array_interface__: the storage has no device buffer",
                                       _capi.ERROR_NO_SUCH_BUFFER)
-        kind = int(_info(self._handle, _capi.SIDE_DEVICE).device_type)
+        kind = self._geom(_capi.SIDE_DEVICE).device_type
         if kind not in _CAI_DEVICE_TYPES:
             raise AttributeError(
                 "__cuda_array_interface__: the device buffer is not CUDA memory (DLPack device "
@@ -604,6 +680,8 @@ class Storage:
         return d
 
     def __array__(self, dtype=None, copy=None):
+        """The values as a NumPy array: the zero-copy host view unless a copy or a conversion is
+        needed (a device-only storage is copied to the host; ``copy=False`` then raises)."""
         if self._has_host:
             if copy is False and dtype is not None and np.dtype(dtype) != self.dtype:
                 raise ValueError("__array__: a dtype conversion needs a copy, but copy=False")
@@ -620,12 +698,19 @@ class Storage:
 
     def __dlpack_device__(self) -> Tuple[int, int]:
         """(DLPack device type, device id) of the buffer __dlpack__ exports by default."""
-        i = self._info(_capi.SIDE_DEVICE if self._has_device else _capi.SIDE_HOST)
-        return int(i.device_type), int(i.device_id)
+        g = self._geom(_capi.SIDE_DEVICE if self._has_device else _capi.SIDE_HOST)
+        return g.device_type, g.device_id
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """DLPack export (Python array API). A versioned capsule when the consumer passes
         max_version >= (1, 0), a legacy one otherwise; copy=True exports a fresh copy."""
+        if max_version is not None:
+            if (not isinstance(max_version, tuple) or len(max_version) != 2
+                    or not all(_args.is_int(v) for v in max_version)):
+                raise TypeError(f"__dlpack__: max_version must be a (major, minor) tuple of ints, "
+                                f"got {max_version!r}")
+        if stream is not None:
+            stream = _args.int_scalar("__dlpack__: stream", stream, -1, _args.UINT64_MAX)
         side = _capi.SIDE_DEVICE if self._has_device else _capi.SIDE_HOST
         if dl_device is not None:
             try:
@@ -653,8 +738,8 @@ class Storage:
         return out
 
     def _export(self, side: int, stream, max_version) -> object:
-        versioned = max_version is not None and tuple(max_version)[0] >= 1
-        readonly = bool(self._info(side).readonly)
+        versioned = max_version is not None and max_version[0] >= 1
+        readonly = self._geom(side).readonly
         if readonly and not versioned:
             # A legacy capsule has no read-only flag: a consumer would be free to write.
             raise BufferError("__dlpack__: a read-only storage can only be exported as a versioned "
@@ -682,12 +767,34 @@ class Storage:
 
     @property
     def __gt_dims__(self) -> Tuple[str, ...]:
-        return self.dims
+        """Dimension labels for GT4Py (the storage-interface note's ``__gt_dims__``)."""
+        return self._geom().dims
 
     @property
     def __gt_origin__(self) -> Tuple[int, ...]:
-        i = self._info()
-        return _tuple(i.origin, i.ndim)
+        """Index of the first interior point (the lower halo widths): GT4Py's default origin."""
+        return self._geom().origin
+
+    @property
+    def default_origin(self) -> Tuple[int, ...]:
+        """The allocation note's spelling of ``__gt_origin__``."""
+        return self._geom().origin
+
+    @property
+    def __gt_interface__(self) -> Dict[Optional[str], Dict[str, Any]]:
+        """The storage-interface note's ``__gt_interface__``: per device (None = host, "gpu") the
+        array interface with ``"dims"`` and the ``"acquire"``, ``"release"`` and ``"touch"``
+        callables a stencil calls around a computation (acquire before: that side is made
+        current; touch after, for outputs: that side is marked modified; release after: waits
+        for work queued on the storage's stream, so the buffers are settled)."""
+        out = self.__gt_data_interface__
+        for d in out.values():
+            d["release"] = self._release_after_compute
+        return out
+
+    def _release_after_compute(self) -> None:
+        if self._has_device:
+            check(lib.gtstorage_sync(self._handle, _capi.SYNC_WAIT_STREAM, 0), "release")
 
     @property
     def __gt_data_interface__(self) -> Dict[Optional[str], Dict[str, Any]]:
@@ -707,6 +814,148 @@ class Storage:
             out["gpu"] = d
         return out
 
+    # ---- NumPy duck array: operators, ufuncs, array functions, ndarray methods -----------------
+    #
+    # Results follow NumPy's copy semantics: anything NumPy returns as a new array is a new
+    # numpy.ndarray; in-place operators and ``out=`` write into the storage. Every read makes the
+    # host current (a device-to-host copy of a mirrored storage whose device side is newer) and
+    # every write marks the host modified, so the sync state stays right.
+
+    def _read_array(self):
+        """Values as an array for reading (host view, or a host copy of a device-only storage)."""
+        if self._has_host:
+            return self._host_view(write=False)
+        return self._host_array_for_read()
+
+    def _write_array(self, context: str) -> np.ndarray:
+        if not self._has_host:
+            raise GTNoSuchBufferError(f"{context}: the storage has no host buffer to write "
+                                      "through (use __setitem__ or a device array)",
+                                      _capi.ERROR_NO_SUCH_BUFFER)
+        if self.readonly:
+            raise ValueError(f"{context}: the storage is read-only")
+        return self._host_view(write=True)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy ufuncs on storages: inputs read from the host (made current first), ``out=``
+        storages written through and marked modified; results as NumPy returns them."""
+        out = kwargs.get("out")
+        outs = out if isinstance(out, tuple) else (() if out is None else (out,))
+        if outs and any(isinstance(o, Storage) for o in outs):
+            kwargs["out"] = tuple(o._write_array(ufunc.__name__) if isinstance(o, Storage) else o
+                                  for o in outs)
+        args = [x._read_array() if isinstance(x, Storage) else x for x in inputs]
+        result = getattr(ufunc, method)(*args, **kwargs)
+        if outs:
+            # NumPy returns its out arrays: hand back the storages the caller gave instead.
+            if isinstance(result, tuple):
+                return tuple(o if isinstance(o, Storage) else r for o, r in zip(outs, result))
+            return outs[0] if isinstance(outs[0], Storage) else result
+        return result
+
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy functions (``np.where``, ``np.concatenate``, …) on storages, as on their values."""
+        def unwrap(x):
+            if isinstance(x, Storage):
+                return x._read_array()
+            if isinstance(x, (list, tuple)):
+                return type(x)(unwrap(v) for v in x)
+            return x
+
+        out = kwargs.get("out")
+        kw = {k: (v._write_array(func.__name__) if k == "out" and isinstance(v, Storage) else unwrap(v))
+              for k, v in kwargs.items()}
+        result = func(*unwrap(args), **kw)
+        return out if isinstance(out, Storage) else result
+
+    def fill(self, value) -> None:
+        """Sets every element to ``value`` (converted to the dtype like NumPy), on the side that
+        is current, without a transfer."""
+        self._assign(value)
+
+    def sort(self, axis: int = -1, kind=None, order=None) -> None:
+        """Sorts in place along ``axis`` (``numpy.ndarray.sort``)."""
+        self._write_array("sort").sort(axis=axis, kind=kind, order=order)
+
+    @property
+    def flags(self):
+        """``numpy.ndarray.flags`` of the host view (C/F contiguity, alignment, writeable)."""
+        return self._read_array().flags
+
+    @property
+    def real(self) -> np.ndarray:
+        """Real part (a NumPy view of the host buffer for complex dtypes, like ndarray.real)."""
+        return self._write_array("real").real if not self.readonly else self._read_array().real
+
+    @property
+    def imag(self) -> np.ndarray:
+        """Imaginary part (like ndarray.imag)."""
+        return self._write_array("imag").imag if not self.readonly else self._read_array().imag
+
+    def __bool__(self) -> bool:
+        return bool(self._read_array())
+
+    def __float__(self) -> float:
+        return float(self._read_array())
+
+    def __int__(self) -> int:
+        return int(self._read_array())
+
+    def __complex__(self) -> complex:
+        return complex(self._read_array())
+
+    def __index__(self) -> int:
+        return operator.index(self._read_array())
+
+    def __contains__(self, value) -> bool:
+        return value in self._read_array()
+
+    def __iter__(self):
+        """Iterates over the first dimension (views, or scalars for 1-d), like NumPy."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d storage")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    if hasattr(np.ndarray, "__buffer__"):  # Python >= 3.12: PEP 688 buffer protocol in Python
+
+        def __buffer__(self, flags: int) -> memoryview:
+            """Python buffer protocol (PEP 688) over the host buffer.
+
+            NumPy asks for this before ``__array_interface__`` on Python 3.12, so it is fast: a
+            host-only storage hands out one cached memoryview of its host view."""
+            if self._has_device or not self._has_host:
+                if flags & 1:  # inspect.BufferFlags.WRITABLE
+                    return memoryview(self._write_array("__buffer__"))
+                return memoryview(self._read_array())
+            mv = self._host_mv
+            if mv is None:
+                mv = self._host_mv = memoryview(self._host_view(write=False))
+            if flags & 1 and mv.readonly:
+                raise BufferError("__buffer__: the storage is read-only")
+            return mv
+
+        def __release_buffer__(self, view: memoryview) -> None:
+            if view is not self._host_mv:
+                view.release()
+
+    # ---- pickle: by value (data, dtype, preset, layout, halo, dims, device) ---------------------
+
+    def __reduce__(self):
+        state = {
+            "data": np.array(self._read_array(), order="K"),
+            "backend": self._params.get("backend"),
+            "layout": self.layout,
+            "halo": self.halo,
+            "dims": self.dims,
+            "aligned_index": self.aligned_index,
+            "alignment_size": self._params.get("alignment_size"),
+            "device": self.device,
+            "managed": self.managed,
+            "readonly": self.readonly,
+        }
+        return (_unpickle_storage, (state,))
+
     # ---- conversions -------------------------------------------------------------------------
 
     def to_numpy(self) -> np.ndarray:
@@ -714,7 +963,7 @@ class Storage:
         if not self._has_host:
             raise GTNoSuchBufferError("to_numpy: the storage has no host buffer",
                                       _capi.ERROR_NO_SUCH_BUFFER)
-        return np.asarray(self)
+        return self._host_view(write=not self.readonly).view()
 
     def to_cupy(self):
         """Zero-copy CuPy view of the device buffer (needs CuPy)."""
@@ -742,9 +991,11 @@ class Storage:
         return out
 
     def __copy__(self) -> "Storage":
+        """Same as :meth:`copy` (a storage owns no Python state worth sharing)."""
         return self.copy()
 
     def __deepcopy__(self, memo=None) -> "Storage":
+        """Same as :meth:`copy`."""
         return self.copy()
 
     # ---- host/device synchronization (no-ops without a host/device pair) ----------------------
@@ -761,20 +1012,25 @@ class Storage:
         self._sync(_capi.SYNC_HOST_TO_DEVICE, force)
 
     def set_host_modified(self) -> None:
+        """Marks the host side modified (the next device access copies host -> device)."""
         self._sync(_capi.SYNC_SET_HOST_MODIFIED)
 
     def set_device_modified(self) -> None:
+        """Marks the device side modified (the next host access copies device -> host)."""
         self._sync(_capi.SYNC_SET_DEVICE_MODIFIED)
 
     def set_synchronized(self) -> None:
+        """Declares both sides equal, without copying."""
         self._sync(_capi.SYNC_SET_SYNCHRONIZED)
 
     def synchronize(self) -> None:
+        """Copies whichever side is modified to the other."""
         self._sync(_capi.SYNC_SYNCHRONIZE)
 
     def set_stream(self, stream: int) -> None:
         """Stream that __cuda_array_interface__ reports and asynchronous syncs use."""
-        check(lib.gtstorage_set_stream(self._handle, int(stream)), "set_stream")
+        stream = _args.int_scalar("set_stream: stream", stream, 0, _args.UINT64_MAX)
+        check(lib.gtstorage_set_stream(self._handle, stream), "set_stream")
 
     def transfer_stats(self) -> Dict[str, int]:
         """Host<->device transfer counters of the buffers behind this storage (shared by views)."""
@@ -787,6 +1043,57 @@ class Storage:
         out = ctypes.c_int64()
         check(lib.gtstorage_refcount(self._handle, ctypes.byref(out)), "refcount")
         return int(out.value)
+
+
+# ndarray methods that read the values (result: a new array or a scalar, as NumPy returns) and
+# methods whose result may be a view of the host buffer (the host is then marked modified).
+_READ_METHODS = ("all", "any", "argmax", "argmin", "argpartition", "argsort", "astype", "choose",
+                 "clip", "compress", "conj", "conjugate", "cumprod", "cumsum", "diagonal", "dot",
+                 "flatten", "item", "max", "mean", "min", "nonzero", "prod", "ptp", "repeat",
+                 "round", "searchsorted", "std", "sum", "take", "tobytes", "tofile", "tolist",
+                 "trace", "var")
+_VIEW_METHODS = ("ravel", "reshape", "squeeze", "swapaxes", "view")
+
+
+def _delegate(name: str, write: bool):
+    ndarray_method = getattr(np.ndarray, name, None)
+    if ndarray_method is None:  # e.g. ptp, gone in NumPy 2
+        return None
+
+    def method(self, *args, **kwargs):
+        arr = self._write_array(name) if write and not self.readonly else self._read_array()
+        return getattr(arr, name)(*args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"``numpy.ndarray.{name}`` on the storage's values"
+                      + (" (may return a NumPy view of the host buffer, which is then marked "
+                         "modified)." if write else " (a read: a new NumPy array or a scalar)."))
+    return method
+
+
+for _name in _READ_METHODS + _VIEW_METHODS:
+    _m = _delegate(_name, _name in _VIEW_METHODS)
+    if _m is not None:
+        setattr(Storage, _name, _m)
+del _name, _m
+
+
+def _unpickle_storage(state: Dict[str, Any]) -> "Storage":
+    from ._creation import from_array
+
+    kw = {"layout": state["layout"], "halo": state["halo"], "dims": state["dims"],
+          "readonly": state["readonly"]}
+    if state["backend"] is not None:
+        kw["backend"] = state["backend"]
+    if state["alignment_size"] is not None:
+        kw["alignment_size"] = state["alignment_size"]
+    ai = state["aligned_index"]
+    if all(a is not None for a in ai):
+        kw["aligned_index"] = ai
+    if state["device"] == "gpu":
+        kw["device"] = "gpu"
+        kw["managed"] = state["managed"] or None
+    return from_array(state["data"], state["data"].dtype, **kw)
 
 
 class CPUStorage(Storage):
@@ -811,6 +1118,25 @@ class CUDAManagedGPUStorage(Storage):
     @property
     def managed(self):
         return "cuda"
+
+
+class _HandleOwner:
+    """Owns one library reference and exposes a fixed array interface: the ``base`` of NumPy
+    arrays over library memory (the reference is released when the last such array goes)."""
+
+    __slots__ = ("handle", "__array_interface__", "__weakref__")
+
+    def __init__(self, handle: int, interface: Dict[str, Any]):
+        self.handle = handle
+        self.__array_interface__ = interface
+
+    def __del__(self):
+        h, self.handle = getattr(self, "handle", 0), 0
+        if h and lib is not None:
+            try:
+                lib.gtstorage_release(h)
+            except Exception:  # noqa: BLE001 - interpreter shutdown
+                pass
 
 
 class _InterfaceHolder:

@@ -1,0 +1,100 @@
+# gtstorage Python binding: argument checking shared by every public function.
+#
+# ctypes converts Python integers to C integers by truncation (2**64 + 5 becomes 5), so every
+# integer is range-checked here, before it reaches a ctypes field or array, and every error names
+# the public function and the argument.
+"""Checks and conversions of public arguments (types, integer ranges, error messages)."""
+
+from __future__ import annotations
+
+import functools
+import numbers
+import operator
+from typing import Callable, List, Optional, TypeVar
+
+import numpy as np
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+UINT64_MAX = 2**64 - 1
+
+F = TypeVar("F", bound=Callable)
+
+
+def is_int(value) -> bool:
+    """An integer that is not a bool (NumPy integers included)."""
+    if type(value) is int:
+        return True
+    return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def int_scalar(name: str, value, low: int = INT64_MIN, high: int = INT64_MAX) -> int:
+    """@p value as a Python int in [low, high]; TypeError for non-integers, OverflowError for
+    integers out of range."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {value!r}") from None
+    if not low <= v <= high:
+        raise OverflowError(f"{name} = {v} is out of range [{low}, {high}]")
+    return v
+
+
+def int_sequence(name: str, values, *, allow_scalar: bool = False, low: int = INT64_MIN,
+                 high: int = INT64_MAX) -> List[int]:
+    """@p values (a sequence of ints, or one int with @p allow_scalar) as a list of ints in
+    [low, high]."""
+    if type(values) in (tuple, list) and all(type(v) is int for v in values):
+        if values and not (low <= min(values) and max(values) <= high):
+            bad = next(v for v in values if not low <= v <= high)
+            raise OverflowError(f"{name}: {bad} is out of range [{low}, {high}]")
+        return list(values)
+    if allow_scalar and is_int(values):
+        values = (values,)
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of ints, got {values!r}")
+    if isinstance(values, np.ndarray) and values.ndim != 1:
+        raise TypeError(f"{name} must be a sequence of ints, got an array of shape {values.shape}")
+    out = []
+    for v in values:
+        if not is_int(v):
+            raise TypeError(f"{name} must be a sequence of ints, got {values!r}")
+        v = operator.index(v)
+        if not low <= v <= high:
+            raise OverflowError(f"{name}: {v} is out of range [{low}, {high}]")
+        out.append(v)
+    return out
+
+
+def prefix(message: str, context: str) -> str:
+    if message.startswith((context + ":", context + "(")):
+        return message
+    return f"{context}: {message}"
+
+
+def public(name: Optional[str] = None) -> Callable[[F], F]:
+    """Decorator: errors raised by the decorated public function (and what it calls) name it.
+
+    The exception object keeps its class (GT4Py's exception types are part of the drop-in
+    contract); only its message gains the prefix ``"<name>: "``. The wrapper costs one try block.
+    """
+
+    def decorate(fn: F) -> F:
+        context = name or fn.__name__
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (TypeError, ValueError, OverflowError, IndexError, MemoryError) as exc:
+                if exc.args and isinstance(exc.args[0], str):
+                    exc.args = (prefix(exc.args[0], context),) + exc.args[1:]
+                    if hasattr(exc, "message"):
+                        exc.message = exc.args[0]
+                raise
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,443 @@
+# gtstorage Python binding: the GT4Py drop-in allocators (``gt4py.storage.empty`` & co.).
+#
+# They take GT4Py's arguments and return what gt4py.storage returns: a plain numpy.ndarray for
+# host backends, a cupy.ndarray for device backends, over memory that libgtstorage allocated
+# (the array's base owns one library reference and releases it when the last view goes). The
+# layout is the C library's; this module only prepares options and builds the array.
+#
+# Speed: the prepared gtstorage_create_options of a call are cached by its arguments (a model
+# allocates the same few shapes again and again), and the native extension (gtstorage._native,
+# when built) creates the storage and its ndarray in one C call.
+"""GT4Py drop-in allocators returning NumPy (or CuPy) arrays."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _args, _capi
+from ._args import public
+from ._capi import check, lib
+
+__all__ = ["empty", "zeros", "ones", "full", "from_array", "empty_like", "zeros_like",
+           "ones_like", "full_like"]
+
+DTypeLike = Any
+Array = Any  # numpy.ndarray or cupy.ndarray
+
+class _Prepared:
+    """The validated options of one argument set, and what every allocation from them shares."""
+
+    __slots__ = ("options", "device", "host_interface", "shape", "shape_types", "address")
+
+    def __init__(self, options, device: bool, shape):
+        self.options = options
+        self.device = device
+        self.shape = shape
+        self.shape_types = _types(shape)
+        self.address = ctypes.addressof(options.struct)  # what the native extension takes
+        self.host_interface: Optional[Dict[str, Any]] = None  # shape/strides/typestr, no data
+
+
+# (init, shape, dtype, backend, aligned_index, dimensions, layout, alignment_size, shape element
+# types) -> _Prepared. Bounded: cleared when it grows past 512 entries.
+_prepared: Dict[tuple, _Prepared] = {}
+_prepared_lock = threading.Lock()
+_device_presets: Optional[Dict[str, bool]] = None
+
+
+def _is_device_backend(backend: Optional[str]) -> bool:
+    global _device_presets
+    if _device_presets is None:
+        from . import presets
+
+        _device_presets = {p["name"]: p["device"] == "gpu" for p in presets()}
+    return bool(backend) and _device_presets.get(backend, False)
+
+
+def _key_part(value):
+    return tuple(value) if type(value) is list else value
+
+
+def _prepare(init: int, shape, dtype, backend, aligned_index, dimensions, layout,
+             alignment_size) -> _Prepared:
+    """The cached _Prepared of these arguments, validated on first use."""
+    try:
+        if aligned_index is None and dimensions is None and layout is None and alignment_size is None:
+            key = (init, _key_part(shape), dtype, backend)
+        else:
+            key = (init, _key_part(shape), dtype, backend, _key_part(aligned_index),
+                   _key_part(dimensions), _key_part(layout), alignment_size)
+        entry = _prepared.get(key)
+    except TypeError:  # unhashable arguments (e.g. a NumPy array as shape): not cached
+        key, entry = None, None
+    # 8 == 8.0 == True as dict keys: a float shape must not reuse the entry of an int one (GT4Py
+    # raises TypeError for it). The same tuple object (a literal in a loop) needs no check.
+    if entry is not None and ((entry.shape is shape and type(shape) is tuple)
+                              or entry.shape_types == _types(shape)):
+        return entry
+    from ._creation import _options
+
+    if backend is not None and not isinstance(backend, str):
+        raise TypeError(f"backend must be a preset name (str), got {backend!r}")
+    o = _options(shape, dtype, backend=backend, aligned_index=aligned_index,
+                 dimensions=dimensions, layout=layout, alignment_size=alignment_size)
+    o.struct.init = init
+    entry = _Prepared(o, _is_device_backend(backend), shape)
+    if key is not None:
+        with _prepared_lock:
+            if len(_prepared) > 512:
+                _prepared.clear()
+            _prepared[key] = entry
+    return entry
+
+
+def _types(shape):
+    return tuple(map(type, shape)) if type(shape) in (tuple, list) else type(shape)
+
+
+def _allocate(init: int, context: str, shape, dtype, backend, aligned_index, dimensions, layout,
+              alignment_size) -> Array:
+    """The work of empty/zeros/ones: a cache hit on the common call (a shape tuple, only dtype
+    and backend given) costs one dict lookup before the native create."""
+    if (aligned_index is None and dimensions is None and layout is None and alignment_size is None
+            and type(shape) is tuple):
+        try:
+            p = _prepared.get((init, shape, dtype, backend))
+        except TypeError:  # an unhashable element: the full path says what is wrong
+            p = None
+        if p is not None and (p.shape is shape or p.shape_types == _types(shape)):
+            if _native_create is not None and not p.device:
+                result = _native_create(p.address)
+                if type(result) is not int:
+                    return result
+                check(result, context)
+            return _new_array(p, context)
+    try:
+        p = _prepare(init, shape, dtype, backend, aligned_index,
+                     dimensions, layout, alignment_size)
+    except (TypeError, ValueError, OverflowError) as exc:
+        if exc.args and isinstance(exc.args[0], str):
+            exc.args = (_args.prefix(exc.args[0], context),) + exc.args[1:]
+        raise
+    return _new_array(p, context)
+
+
+_native_create = _capi.native.create_array if _capi.native is not None else None
+
+
+def _new_array(p: _Prepared, context: str) -> Array:
+    """Creates the storage that @p p describes and returns the array over it."""
+    native = _capi.native
+    if native is not None and not p.device:
+        result = native.create_array(p.address)
+        if type(result) is int:
+            check(result, context)
+        return result
+    out = _capi.handle_t()
+    check(lib.gtstorage_create(ctypes.byref(p.options.struct), ctypes.byref(out)), context)
+    return _array_over_handle(out.value, p.device, context, p)
+
+
+def _array_over_handle(handle: int, device: bool, context: str,
+                       p: Optional[_Prepared] = None) -> Array:
+    """The ndarray (or cupy.ndarray) over a handle whose one reference the caller gives up.
+    With @p p, the geometry of an earlier allocation from the same options is reused and only
+    the address is read."""
+    from ._storage import _HandleOwner, _info
+
+    try:
+        if device:
+            info = _info(handle, _capi.SIDE_DEVICE)
+            return _cupy_array(handle, info, context)
+        info = _info(handle, _capi.SIDE_HOST)
+        template = p.host_interface if p is not None else None
+        if template is None:
+            n = int(info.ndim)
+            template = {"shape": tuple(info.shape[:n]), "typestr": info.typestr.decode("ascii"),
+                        "strides": tuple(info.strides[:n]), "version": 3,
+                        "readonly": bool(info.readonly)}
+            if p is not None:
+                p.host_interface = template
+        interface = dict(template)
+        interface["data"] = (int(info.data or 0), interface.pop("readonly"))
+    except BaseException:
+        lib.gtstorage_release(handle)
+        raise
+    return np.asarray(_HandleOwner(handle, interface))
+
+
+class _DeviceOwner:
+    """Owns one library reference to a device storage and describes it to CuPy (CAI v3)."""
+
+    __slots__ = ("handle", "__cuda_array_interface__", "__weakref__")
+
+    def __init__(self, handle: int, interface: Dict[str, Any]):
+        self.handle = handle
+        self.__cuda_array_interface__ = interface
+
+    def __del__(self):
+        h, self.handle = getattr(self, "handle", 0), 0
+        if h and lib is not None:
+            try:
+                lib.gtstorage_release(h)
+            except Exception:  # noqa: BLE001 - interpreter shutdown
+                pass
+
+
+def _cupy_array(handle: int, info, context: str) -> Array:
+    from ._storage import _CAI_DEVICE_TYPES, _cupy
+
+    owner = None
+    try:
+        if int(info.device_type) not in _CAI_DEVICE_TYPES:
+            raise RuntimeError(
+                f"{context}: the device backend is the emulated device (DLPack device type "
+                f"{int(info.device_type)}: host memory), which CuPy cannot use; select a CUDA or "
+                "HIP backend, or use gtstorage.gdp3 for device storages on the emulated device")
+        try:
+            cupy = _cupy()
+        except ImportError:
+            raise RuntimeError(
+                f"{context}: this backend allocates device memory and returns a cupy.ndarray, but "
+                "CuPy is not installed (pip install cupy-cuda12x or cupy-rocm-*)") from None
+        n = int(info.ndim)
+        stream = int(info.stream)
+        interface = {"shape": tuple(info.shape[:n]), "typestr": info.typestr.decode("ascii"),
+                     "data": (int(info.data or 0), bool(info.readonly)),
+                     "strides": tuple(info.strides[:n]), "version": 3,
+                     "stream": stream if stream else 1}
+        owner = _DeviceOwner(handle, interface)
+        handle = 0
+        return cupy.asarray(owner)
+    finally:
+        if handle:
+            lib.gtstorage_release(handle)
+
+
+# ---- public allocators -----------------------------------------------------------------------
+
+
+def empty(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
+          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
+          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+          alignment_size: Optional[int] = None) -> Array:
+    """Allocates an array of uninitialized values with the layout a backend wants
+    (``gt4py.storage.empty``).
+
+    Parameters
+    ----------
+    shape : sequence of int
+        Extents of the array (a sub-array ``dtype`` appends its shape as data dimensions).
+    dtype : dtype-like, optional
+        Element type (default ``numpy.float64``).
+    backend : str, optional
+        A GT4Py backend or gtstorage preset name (``"numpy"``, ``"gt:cpu_kfirst"``,
+        ``"gt:gpu"``, …); it decides stride order, padding, alignment and device.
+    aligned_index : sequence of int, optional
+        Index of the element whose address is aligned (default: the first element).
+    dimensions : sequence of str, optional
+        Labels of the dimensions (``"I"``, ``"J"``, ``"K"``, data dimensions ``"0"``, …), which
+        choose the stride order; they are not stored.
+    layout : sequence of int, optional
+        Stride order overriding the backend's (0 = largest stride), the allocation note's
+        ``layout``.
+    alignment_size : int, optional
+        Alignment in bytes of the aligned element overriding the backend's: any positive
+        multiple of the item size (or a divisor of it), as GT4Py allows.
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        A NumPy array for host backends, a CuPy array for device backends; its memory belongs to
+        libgtstorage and lives as long as the array or any view of it.
+
+    Raises
+    ------
+    TypeError
+        An argument of the wrong type.
+    ValueError
+        Illegal or inconsistent values (``RuntimeError`` for an unknown backend, like GT4Py).
+    OverflowError
+        An integer out of the range of the C API (int64 extents and indices).
+    """
+    return _allocate(_capi.INIT_UNINITIALIZED, "empty", shape, dtype, backend, aligned_index,
+                     dimensions, layout, alignment_size)
+
+
+def zeros(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
+          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
+          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+          alignment_size: Optional[int] = None) -> Array:
+    """Allocates an array filled with 0 (``gt4py.storage.zeros``).
+
+    Parameters and result as :func:`empty`.
+    """
+    return _allocate(_capi.INIT_ZEROS, "zeros", shape, dtype, backend, aligned_index,
+                     dimensions, layout, alignment_size)
+
+
+def ones(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
+         backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
+         dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+         alignment_size: Optional[int] = None) -> Array:
+    """Allocates an array filled with 1 (``gt4py.storage.ones``).
+
+    Parameters and result as :func:`empty`.
+    """
+    return _allocate(_capi.INIT_ONES, "ones", shape, dtype, backend, aligned_index,
+                     dimensions, layout, alignment_size)
+
+
+@public()
+def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: DTypeLike = np.float64, *,
+         backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
+         dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+         alignment_size: Optional[int] = None) -> Array:
+    """Allocates an array filled with ``fill_value`` (``gt4py.storage.full``).
+
+    Other parameters and the result as :func:`empty`.
+
+    Parameters
+    ----------
+    fill_value : scalar
+        Converted to the element type as ``dtype.type(fill_value)`` (GT4Py's conversion).
+    """
+    arr = _allocate(_capi.INIT_UNINITIALIZED, "full", shape, dtype, backend, aligned_index,
+                    dimensions, layout, alignment_size)
+    arr[...] = arr.dtype.type(fill_value)
+    return arr
+
+
+def _data_shape_dtype(data):
+    """Shape and dtype of array-like @p data without copying it (host or device)."""
+    if hasattr(data, "__cuda_array_interface__") and not hasattr(data, "__array_interface__"):
+        cai = data.__cuda_array_interface__
+        return tuple(cai["shape"]), np.dtype(cai["typestr"])
+    if hasattr(data, "shape") and hasattr(data, "dtype"):
+        return tuple(data.shape), np.dtype(data.dtype)
+    arr = np.asarray(data)
+    return arr.shape, arr.dtype
+
+
+@public()
+def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[str] = "numpy",
+               aligned_index: Optional[Sequence[int]] = None,
+               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+               alignment_size: Optional[int] = None) -> Array:
+    """Allocates an array with a copy of ``data`` (``gt4py.storage.from_array``).
+
+    The copy changes layout and converts the element type in the C library (multi-threaded,
+    cache-blocked), whatever the source layout; host and device sources are accepted.
+    Other parameters and the result as :func:`empty`.
+
+    Parameters
+    ----------
+    data : array-like
+        Source values; its shape is the result's shape (a sub-array ``dtype`` takes its trailing
+        extents as data dimensions).
+    dtype : dtype-like or None, optional
+        Element type of the result: ``numpy.float64`` by default, as in GT4Py; None keeps the
+        source's.
+    """
+    from ._creation import _source_array, _split_dtype
+
+    host, src = _source_array(data)
+    src_dtype = (host if host is not None else src).dtype
+    dt = np.dtype(src_dtype if dtype is None else dtype)
+    if dtype is None and not dt.isnative:
+        dt = dt.newbyteorder("=")
+    shape = tuple(host.shape if host is not None else src.shape)
+    base, sub_shape = _split_dtype(dt)
+    if sub_shape:
+        if shape[len(shape) - len(sub_shape):] != sub_shape:
+            raise ValueError(f"data of shape {shape} does not end in the dtype's shape {sub_shape}")
+        shape = shape[: len(shape) - len(sub_shape)]
+    p = _prepare(_capi.INIT_UNINITIALIZED, shape, dt, backend, aligned_index, dimensions,
+                 layout, alignment_size)
+    out = _capi.handle_t()
+    check(lib.gtstorage_create(ctypes.byref(p.options.struct), ctypes.byref(out)), "from_array")
+    handle = out.value
+    try:
+        if host is not None:
+            from ._creation import _copyable_host
+            from ._storage import _array_desc
+
+            desc, keep = _array_desc(_copyable_host(host, base))
+            check(lib.gtstorage_copy_from_array(handle, ctypes.byref(desc)), "from_array")
+            del keep
+        else:
+            check(lib.gtstorage_copy(handle, src._handle), "from_array")
+    except BaseException:
+        lib.gtstorage_release(handle)
+        raise
+    return _array_over_handle(handle, p.device, "from_array", p)
+
+
+def _like(data, dtype, dimensions):
+    shape, dt = _data_shape_dtype(data)
+    if dtype is not None:
+        dt = np.dtype(dtype)
+    if dimensions is None and hasattr(data, "__gt_dims__"):
+        dimensions = tuple(data.__gt_dims__)
+    base, sub_shape = dt.subdtype if dt.subdtype is not None else (dt, ())
+    if sub_shape:
+        shape = shape[: len(shape) - len(sub_shape)]
+    return shape, dt, dimensions
+
+
+@public()
+def empty_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "numpy",
+               aligned_index: Optional[Sequence[int]] = None,
+               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+               alignment_size: Optional[int] = None) -> Array:
+    """Like :func:`empty` with the shape of ``data``, its dtype unless ``dtype`` is given and
+    its ``__gt_dims__`` (if it has them) unless ``dimensions`` is given."""
+    shape, dt, dims = _like(data, dtype, dimensions)
+    return empty(shape, dt, backend=backend, aligned_index=aligned_index, dimensions=dims,
+                 layout=layout, alignment_size=alignment_size)
+
+
+@public()
+def zeros_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "numpy",
+               aligned_index: Optional[Sequence[int]] = None,
+               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+               alignment_size: Optional[int] = None) -> Array:
+    """Like :func:`zeros` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
+    shape, dt, dims = _like(data, dtype, dimensions)
+    return zeros(shape, dt, backend=backend, aligned_index=aligned_index, dimensions=dims,
+                 layout=layout, alignment_size=alignment_size)
+
+
+@public()
+def ones_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "numpy",
+              aligned_index: Optional[Sequence[int]] = None,
+              dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+              alignment_size: Optional[int] = None) -> Array:
+    """Like :func:`ones` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
+    shape, dt, dims = _like(data, dtype, dimensions)
+    return ones(shape, dt, backend=backend, aligned_index=aligned_index, dimensions=dims,
+                layout=layout, alignment_size=alignment_size)
+
+
+@public()
+def full_like(data: Any, fill_value: Any, dtype: DTypeLike = None, *,
+              backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
+              dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+              alignment_size: Optional[int] = None) -> Array:
+    """Like :func:`full` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
+    shape, dt, dims = _like(data, dtype, dimensions)
+    return full(shape, fill_value, dt, backend=backend, aligned_index=aligned_index,
+                dimensions=dims, layout=layout, alignment_size=alignment_size)
+
+
+# The native fast path of empty/zeros/ones (gtstorage._native.allocator): a call with a shape
+# tuple of ints and at most dtype and backend that hits _prepared is served in C; every other
+# call goes to the Python function above, which it wraps (same name, doc and signature).
+if _capi.native is not None and hasattr(_capi.native, "allocator"):
+    empty = _capi.native.allocator(empty, _prepared, _capi.INIT_UNINITIALIZED)
+    zeros = _capi.native.allocator(zeros, _prepared, _capi.INIT_ZEROS)
+    ones = _capi.native.allocator(ones, _prepared, _capi.INIT_ONES)

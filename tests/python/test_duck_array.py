@@ -1,0 +1,192 @@
+# GDP-3 storages behave as NumPy duck arrays, pickle by value and speak every seed's spelling.
+import ctypes
+import pickle
+import sys
+
+import numpy as np
+import pytest
+
+import gtstorage
+import gtstorage.gdp3 as gs
+
+
+def field(**kw):
+    s = gs.zeros((4, 5, 3), backend="gt:cpu_kfirst", halo=(1, 1, 0), **kw)
+    s[...] = np.arange(60.0).reshape(4, 5, 3)
+    return s
+
+
+def test_operators_follow_numpy_copy_semantics():
+    s = field()
+    ref = np.arange(60.0).reshape(4, 5, 3)
+    r = s + 1
+    assert type(r) is np.ndarray and np.array_equal(r, ref + 1)
+    assert np.array_equal(2 * s, 2 * ref) and np.array_equal(s - s, 0 * ref)
+    eq = s == 7
+    assert eq.dtype == bool and eq.sum() == 1  # elementwise, not identity
+    assert np.array_equal(s < 5, ref < 5) and np.array_equal(-s, -ref) and np.array_equal(abs(-s), ref)
+    before = s
+    s += 1
+    assert s is before and isinstance(s, gtstorage.Storage)
+    np.testing.assert_array_equal(s.to_numpy(), ref + 1)
+    s *= 2
+    np.testing.assert_array_equal(s.to_numpy(), (ref + 1) * 2)
+
+
+def test_ufuncs_and_array_functions():
+    s = field()
+    ref = np.arange(60.0).reshape(4, 5, 3)
+    assert np.sum(s) == ref.sum() and np.max(s) == 59 and np.mean(s) == ref.mean()
+    out = gs.zeros((4, 5, 3))
+    assert np.add(s, 1, out=out) is out
+    np.testing.assert_array_equal(out.to_numpy(), ref + 1)
+    assert np.array_equal(np.where(s > 30, s, 0), np.where(ref > 30, ref, 0))
+    assert np.concatenate([s, s]).shape == (8, 5, 3)
+    assert np.allclose(s, ref) and np.array_equal(np.sqrt(s), np.sqrt(ref))
+
+
+def test_ndarray_methods_and_attributes():
+    s = field()
+    ref = np.arange(60.0).reshape(4, 5, 3)
+    assert s.sum() == ref.sum() and s.max() == 59 and s.min() == 0 and s.argmax() == 59
+    assert s.sum(axis=0).shape == (5, 3) and s.std() == ref.std()
+    a = s.astype(np.float32)
+    assert type(a) is np.ndarray and a.dtype == np.float32
+    assert s.reshape(60).shape == (60,) and s.ravel().shape == (60,)
+    assert s.tolist() == ref.tolist() and s.flags.writeable
+    assert s.item(1) == 1.0
+    c = s.copy()
+    assert isinstance(c, gtstorage.Storage) and c.halo == s.halo and np.array_equal(c, s)
+    c.fill(2.0)
+    assert (c == 2).all() and not (s == 2).all()
+    assert 59.0 in s and 100.0 not in s
+    z = gs.full((), 3.0)
+    assert float(z) == 3.0 and int(z) == 3 and bool(z) and z.ndim == 0 and z.shape == ()
+    r = gs.zeros((6,))
+    r[...] = [3, 1, 2, 6, 5, 4]
+    r.sort()
+    assert r.tolist() == [1, 2, 3, 4, 5, 6]
+
+
+def test_reads_and_writes_honour_the_sync_state():
+    m = gs.zeros((4,), device="gpu", managed="gtstorage")
+    assert m.managed == "gtstorage"
+    m.synchronize()
+    # Write the device buffer behind the library's back (the emulated device's memory is host
+    # memory) and declare it modified: every host read must copy it over first.
+    dev = m.__gt_data_interface__["gpu"]
+    ctypes.memmove(dev["data"][0], np.full(4, 5.0).ctypes.data, 32)
+    m.set_device_modified()
+    assert m.sum() == 20.0 and (m == 5).all() and np.max(m) == 5
+    assert m.sync_state.state == gs.SyncState.SYNC_CLEAN
+    m += 1  # a host write: host modified
+    assert m.sync_state.state == gs.SyncState.SYNC_HOST_DIRTY
+    m.host_to_device()
+    assert m.sync_state.state == gs.SyncState.SYNC_CLEAN
+    m.fill(0.0)
+    assert (m == 0).all()
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(device="gpu"), dict(dims="IJK", aligned_index=(1, 1, 0))])
+def test_pickle_round_trips_by_value(kw):
+    s = field(**kw)
+    t = pickle.loads(pickle.dumps(s))
+    assert type(t) is type(s) and t is not s
+    assert (t.shape, t.dtype, t.halo, t.dims, t.layout, t.strides) == (
+        s.shape, s.dtype, s.halo, s.dims, s.layout, s.strides)
+    assert t._params.get("backend") == "gt:cpu_kfirst"
+    np.testing.assert_array_equal(np.asarray(t), np.asarray(s))
+    assert t.__array_interface__["data"][0] != s.__array_interface__["data"][0]
+    v = pickle.loads(pickle.dumps(s.domain_view))
+    assert v.shape == (2, 3, 3) and np.array_equal(v, s.domain_view)
+
+
+def test_seed_spellings():
+    s = field()
+    assert s.default_origin == s.__gt_origin__ == (1, 1, 0)
+    gti = s.__gt_interface__
+    assert set(gti) == {None}
+    host = gti[None]
+    assert host["dims"] == ("I", "J", "K")
+    assert all(callable(host[k]) for k in ("acquire", "release", "touch"))
+    host["acquire"](), host["release"](), host["touch"]()
+    assert host["data"][0] == s.__array_interface__["data"][0]
+    m = gs.zeros((2, 2), device="gpu")
+    m.synchronize()
+    gm = m.__gt_interface__
+    assert set(gm) == {None, "gpu"} and callable(gm["gpu"]["release"])
+    gm["gpu"]["touch"]()
+    assert m.sync_state.state == gs.SyncState.SYNC_DEVICE_DIRTY
+    gm[None]["acquire"]()
+    assert m.sync_state.state == gs.SyncState.SYNC_CLEAN
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="PEP 688 (__buffer__) needs Python 3.12")
+def test_python_buffer_protocol():
+    s = field()
+    mv = memoryview(s)
+    assert mv.shape == (4, 5, 3) and mv.format == "d" and mv.strides == s.strides
+    assert not mv.readonly
+    mv.release()
+
+
+def test_0d_and_zero_extent_storages():
+    z = gs.zeros((), backend="gt:cpu_kfirst")
+    assert z.shape == () and z.ndim == 0 and z.__gt_origin__ == () and float(z) == 0.0
+    z[...] = 2.5
+    assert float(z) == 2.5 and np.asarray(z).shape == ()
+    e = gs.zeros((3, 0), halo=0)
+    assert e.shape == (3, 0) and e.size == 0 and np.asarray(e).shape == (3, 0)
+    assert e.sum() == 0 and e.copy().shape == (3, 0)
+    assert pickle.loads(pickle.dumps(e)).shape == (3, 0)
+
+
+def test_bad_integers_never_become_a_wrong_storage():
+    with pytest.raises(OverflowError, match=r"zeros: shape"):
+        gs.zeros((2**64 + 5,))
+    with pytest.raises(OverflowError, match=r"zeros: halo"):
+        gs.zeros((4, 4), halo=(2**64 + 1, 0))
+    s = gs.zeros((2,))
+    with pytest.raises(OverflowError, match="handle"):
+        gtstorage.Storage.from_handle(2**64 + s.handle)
+    with pytest.raises(TypeError, match="set_device_backend: name"):
+        gtstorage.set_device_backend(5)
+    with pytest.raises(TypeError, match="max_version"):
+        s.__dlpack__(max_version="x")
+    with pytest.raises(OverflowError, match="device_id"):
+        gs.zeros((2,), device="gpu", device_id=2**40)
+
+
+def test_misspelled_keyword_names_the_public_function():
+    with pytest.raises(TypeError, match=r"zeros\(\) got an unexpected keyword argument 'haloo'"):
+        gs.zeros((3,), haloo=1)
+
+
+def test_signatures_show_the_keywords():
+    import inspect
+
+    for fn in (gs.empty, gs.zeros, gs.ones, gs.full, gs.from_array, gs.zeros_like, gs.as_storage,
+               gs.storage, gtstorage.zeros, gtstorage.from_array):
+        params = inspect.signature(fn).parameters
+        assert not any(p.kind is p.VAR_KEYWORD for p in params.values()), fn
+        assert fn.__doc__ and "Parameters" in fn.__doc__, fn
+    assert "halo" in inspect.signature(gs.zeros).parameters
+    assert "aligned_index" in inspect.signature(gtstorage.zeros).parameters
+
+
+def test_as_storage_validates_every_parameter_against_the_buffer():
+    k = gtstorage.zeros((6, 7, 8), backend="gt:cpu_kfirst")  # K contiguous (drop-in ndarray)
+    s = gs.as_storage(k, defaults="gt:cpu_kfirst", aligned_index=(0, 0, 0))
+    assert s.__array_interface__["data"][0] == k.ctypes.data
+    with pytest.raises(ValueError, match=r"as_storage: .*stride order .*'gt:cpu_ifirst'"):
+        gs.as_storage(k, defaults="gt:cpu_ifirst")
+    with pytest.raises(ValueError, match="device preset"):
+        gs.as_storage(np.zeros((4, 4, 4), order="F"), backend="gt:gpu")  # I-first, but host
+    a64 = gtstorage.zeros((40,), alignment_size=64)
+    assert gs.as_storage(a64[8:24], alignment_size=64).shape == (16,)
+    with pytest.raises(ValueError, match=r"aligned_index \(0,\).*not aligned to 64 bytes"):
+        gs.as_storage(a64[1:17], alignment_size=64)
+    with pytest.raises(ValueError, match="outside the buffer"):
+        gs.as_storage(a64, aligned_index=(40,), alignment_size=8)
+    with pytest.raises(RuntimeError, match="no_such"):
+        gs.as_storage(a64, defaults="no_such")

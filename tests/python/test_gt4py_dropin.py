@@ -1,0 +1,182 @@
+# The GT4Py drop-in: gtstorage.empty/zeros/ones/full/from_array/*_like take gt4py.storage's
+# arguments and return plain NumPy arrays over libgtstorage memory.
+import gc
+import sys
+import threading
+import types
+
+import numpy as np
+import pytest
+
+import gtstorage
+import gtstorage as gs
+from conftest import live
+
+HOST_PRESETS = [p["name"] for p in gs.presets() if p["device"] == "cpu"]
+DEVICE_PRESETS = [p["name"] for p in gs.presets() if p["device"] == "gpu"]
+
+
+@pytest.mark.parametrize("backend", HOST_PRESETS)
+@pytest.mark.parametrize("dims", [("I", "J", "K"), ("I", "J"), ("K",), ("I", "J", "K", "0")])
+def test_returns_plain_ndarray_with_the_plan_strides(backend, dims):
+    shape = tuple(range(3, 3 + len(dims)))
+    a = gs.zeros(shape, np.float64, backend=backend, dimensions=dims)
+    assert type(a) is np.ndarray
+    p = gs.plan(shape, np.float64, backend=backend, dims=dims)
+    assert a.shape == shape and a.strides == p["strides"] and a.dtype == np.float64
+    assert not a.any()
+    # The aligned element (aligned_index 0 here) sits on the preset's alignment.
+    assert a.ctypes.data % p["alignment_bytes"] == 0
+
+
+def test_values_of_each_allocator():
+    assert (gs.ones((2, 3), backend="gt:cpu_ifirst") == 1).all()
+    f = gs.full((2, 3), 2.5, np.float32, backend="gt:cpu_kfirst")
+    assert f.dtype == np.float32 and (f == 2.5).all()
+    assert gs.full((2,), 7.9, np.int32)[0] == 7  # GT4Py: dtype.type(fill_value)
+    e = gs.empty((4, 5), np.int16, backend="numpy")
+    assert e.shape == (4, 5) and e.dtype == np.int16
+
+
+def test_from_array_defaults_to_float64_like_gt4py():
+    src = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    a = gs.from_array(src, backend="gt:cpu_kfirst")
+    assert type(a) is np.ndarray and a.dtype == np.float64  # gt4py.storage.from_array's default
+    np.testing.assert_array_equal(a, src)
+    assert gs.from_array(src, None, backend="numpy").dtype == np.int32
+    f = np.asfortranarray(np.random.default_rng(0).random((5, 6, 7)))
+    b = gs.from_array(f, backend="gt:cpu_kfirst")
+    assert b.strides == gs.plan((5, 6, 7), backend="gt:cpu_kfirst")["strides"]
+    np.testing.assert_array_equal(b, f)
+
+
+def test_subarray_dtype_adds_data_dims():
+    a = gs.zeros((3, 4), (np.float64, (2,)), backend="gt:cpu_kfirst")
+    assert a.shape == (3, 4, 2) and a.dtype == np.float64
+
+
+def test_like_functions():
+    src = np.ones((3, 4), np.float32)
+    assert gs.zeros_like(src).dtype == np.float32 and not gs.zeros_like(src).any()
+    assert (gs.ones_like(src, np.int64) == 1).all()
+    assert (gs.full_like(src, 3) == 3).all()
+    assert gs.empty_like(src, backend="gt:cpu_ifirst").shape == (3, 4)
+
+
+def test_0d_and_zero_extents():
+    z = gs.zeros(())
+    assert type(z) is np.ndarray and z.shape == () and z[()] == 0
+    assert gs.full((), 4.0, dimensions=())[()] == 4.0
+    e = gs.zeros((0, 3), backend="gt:cpu_kfirst")
+    assert e.shape == (0, 3) and e.size == 0
+    assert gs.from_array(np.zeros((2, 0, 4)), backend="gt:cpu_ifirst").shape == (2, 0, 4)
+
+
+def test_memory_is_the_librarys_and_lives_with_the_last_view(no_leak):
+    before = live()
+    a = gs.ones((64, 64), backend="gt:cpu_kfirst")
+    assert live()[0] == before[0] + 1  # one library handle owns the memory
+    view = a[1:3, ::2]
+    address = view.ctypes.data
+    del a
+    gc.collect()
+    assert live()[0] == before[0] + 1 and view.ctypes.data == address
+    assert (view == 1).all()
+    del view
+
+
+def test_errors_have_gt4py_types_and_name_the_function():
+    with pytest.raises(RuntimeError, match=r"zeros: .*non_existing"):
+        gs.zeros((3,), backend="non_existing")
+    with pytest.raises(TypeError, match=r"^empty: shape"):
+        gs.empty((3, 2.5))
+    with pytest.raises(TypeError, match="shape"):
+        gs.zeros((8.0,))  # also after an int shape of the same value was cached
+    gs.zeros((8,))
+    with pytest.raises(TypeError, match="shape"):
+        gs.zeros((8.0,))
+    with pytest.raises(ValueError, match="aligned_index"):
+        gs.zeros((3, 3), aligned_index=(1,))
+    with pytest.raises(ValueError, match="dim"):
+        gs.zeros((3, 3), dimensions=("I", "X"))
+    with pytest.raises(OverflowError, match=r"ones: shape"):
+        gs.ones((2**64 + 5,))
+    with pytest.raises(OverflowError, match="aligned_index"):
+        gs.ones((4,), aligned_index=(2**63,))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'halo'"):
+        gs.zeros((3,), halo=1)  # GDP-3 keywords live in gtstorage.gdp3
+
+
+def test_alignment_size_any_multiple_of_the_itemsize():
+    for _ in range(20):
+        a = gs.empty((7, 9), np.float64, alignment_size=24, aligned_index=(2, 1))
+        assert (a.ctypes.data + 2 * a.strides[0] + a.strides[1]) % 24 == 0
+    with pytest.raises(ValueError, match="alignment"):
+        gs.empty((7, 9), np.float64, alignment_size=12)
+
+
+def test_cache_is_thread_safe():
+    errors = []
+
+    def work(n):
+        try:
+            for i in range(200):
+                shape = (n + 1, i % 7 + 1)
+                a = gs.full(shape, n, np.int64, backend="gt:cpu_kfirst")
+                assert a.shape == shape and (a == n).all()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+@pytest.mark.skipif(not DEVICE_PRESETS, reason="no device preset")
+def test_device_backend_without_cuda_memory_says_why():
+    with pytest.raises(RuntimeError, match="zeros: .*(emulated|CuPy)"):
+        gs.zeros((3, 3), backend=DEVICE_PRESETS[0])
+
+
+@pytest.mark.skipif(not DEVICE_PRESETS, reason="no device preset")
+def test_device_backend_returns_what_cupy_makes_of_the_device_buffer(monkeypatch):
+    # No CuPy and no CUDA here: a stand-in cupy module records the CUDA Array Interface it is
+    # given, and the emulated device's memory is let through as if it were CUDA memory.
+    from gtstorage import _storage
+
+    fake = types.ModuleType("cupy")
+
+    class FakeArray:
+        def __init__(self, owner):
+            self.owner = owner
+            self.cai = owner.__cuda_array_interface__
+
+    fake.asarray = FakeArray
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(_storage, "_cupy_module", None)
+    monkeypatch.setattr(_storage, "_CAI_DEVICE_TYPES", _storage._CAI_DEVICE_TYPES + (12,))
+    before = live()
+    arr = gs.zeros((4, 5), np.float32, backend=DEVICE_PRESETS[0])
+    p = gs.plan((4, 5), np.float32, backend=DEVICE_PRESETS[0])
+    assert arr.cai["shape"] == (4, 5) and arr.cai["strides"] == p["strides"]
+    assert arr.cai["typestr"] == "<f4" and arr.cai["version"] == 3 and arr.cai["data"][0]
+    assert live()[0] == before[0] + 1
+    del arr
+    gc.collect()
+    assert live()[0] == before[0]
+
+
+def test_code_written_for_gt4py_storage_runs():
+    # The calls of GT4Py's own storage documentation, unchanged.
+    backend = "gt:cpu_ifirst"
+    field = gs.zeros((10, 10, 5), dtype=np.float64, backend=backend, aligned_index=(2, 2, 0))
+    field[2:-2, 2:-2, :] = 1.0
+    other = gs.from_array(field, backend=backend, aligned_index=(2, 2, 0))
+    assert isinstance(other, np.ndarray) and other.sum() == field.sum() == 6 * 6 * 5
+    k = gs.ones((5,), backend=backend, dimensions=["K"])
+    assert k.shape == (5,)
+    ij = gs.ones((10, 10), backend=backend, dimensions=("I", "J"))
+    assert (ij + k.sum() == 6).all()
