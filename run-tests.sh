@@ -6,7 +6,11 @@
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build without CUDA: the CTest suite again,
 #      the simgpu device suite included (tests labelled "python" excluded: an uninstrumented
 #      interpreter cannot load the library)
-#   3. the Python binding's tests (tests/python/run.sh, when present)
+#   3. the Python binding's tests (tests/python/run.sh, when present: the wheel built from the
+#      repository root, installed into a NumPy 2.x venv and a Debian NumPy 1.24 venv), then the
+#      GT4Py integration test (tests/gt4py/run.sh: real gt4py==1.2.3 stencils on gtstorage
+#      fields, in a Python 3.12 venv cached in the build directory; skipped with a "SKIPPED:"
+#      line without Python 3.12 or network)
 #   4. HIP backend build (Debian's hipcc) and the device tests against it
 #   5. ThreadSanitizer build: the C thread tests and the device suite on the simulated CUDA
 #      runtime (ctest -L simgpu)
@@ -123,9 +127,14 @@ tsan_build_and_tests() {
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=1 \
       run_ctest "$tsan_build" -L simgpu
 }
+# The Python package as users get it: tests/python/run.sh builds the wheel from the repository
+# root (one build, reused by its NumPy 2.x and Debian NumPy 1.24 passes) and tests it installed.
 python_tests() {
-  GTSTORAGE_LIBRARY=$(find "$GTS_BUILD/src" -maxdepth 1 -name 'libgtstorage.so.*.*.*' | head -n 1) \
-    GTSTORAGE_BUILD_DIR=$GTS_BUILD bash "$GTS_REPO/tests/python/run.sh" "$GTS_BUILD"
+  env -u GTSTORAGE_LIBRARY JOBS="$GTS_JOBS" bash "$GTS_REPO/tests/python/run.sh" "$GTS_BUILD"
+}
+
+gt4py_tests() {
+  JOBS="$GTS_JOBS" bash "$GTS_REPO/tests/gt4py/run.sh" "$GTS_BUILD"
 }
 
 gts_install_deps
@@ -137,6 +146,9 @@ if [[ ! " ${failed[*]-} " =~ "normal build" ]]; then
 fi
 if [[ -f $GTS_REPO/tests/python/run.sh ]] && [[ ! " ${failed[*]-} " =~ "normal build" ]]; then
   run_step "Python tests (tests/python/run.sh)" python_tests
+fi
+if [[ -f $GTS_REPO/tests/gt4py/run.sh ]] && [[ ! " ${failed[*]-} " =~ "normal build" ]]; then
+  run_step "GT4Py integration test (tests/gt4py/run.sh)" gt4py_tests
 fi
 run_step "HIP backend build and device tests ($hip_build_dir)" hip_build_and_tests
 run_step "sanitizer build ($asan_build, address+undefined)" asan_build

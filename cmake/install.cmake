@@ -8,7 +8,7 @@ set(GTSTORAGE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/gtstorage"
 set(GTSTORAGE_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
     CACHE STRING "Where gtstorage.pc is installed (relative to the prefix)")
 
-# libgtstorage.so.1.0.0 + libgtstorage.so.1 (SONAME, runtime) + libgtstorage.so (dev namelink).
+# libgtstorage.so.X.Y.Z + libgtstorage.so.X (SONAME, runtime) + libgtstorage.so (dev namelink).
 install(TARGETS gtstorage EXPORT gtstorageTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev

@@ -1,19 +1,26 @@
-# Shared fixtures of the Python binding's tests. The package is imported from bindings/python
-# (run.sh sets PYTHONPATH and GTSTORAGE_LIBRARY; this file adds the source tree as a fallback).
+# Shared fixtures of the Python binding's tests. tests/python/run.sh tests the installed wheel
+# (GTSTORAGE_TEST_PACKAGE=installed: the package must not come from the source tree); otherwise
+# the package is imported from bindings/python (PYTHONPATH and GTSTORAGE_LIBRARY set by the
+# caller; this file adds the source tree as a fallback).
 import gc
 import os
 import sys
 
 import pytest
 
-_SRC = os.path.join(os.path.dirname(__file__), "..", "..", "bindings", "python")
-if os.path.isdir(_SRC) and os.path.abspath(_SRC) not in map(os.path.abspath, sys.path):
-    sys.path.insert(0, os.path.abspath(_SRC))
+_SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "bindings", "python"))
+_INSTALLED = os.environ.get("GTSTORAGE_TEST_PACKAGE") == "installed"
+if not _INSTALLED and os.path.isdir(_SRC) and _SRC not in map(os.path.abspath, sys.path):
+    sys.path.insert(0, _SRC)
 
 # Device tests run on the emulated backend unless the caller chose one (e.g. cuda on a GPU box).
 os.environ.setdefault("GTSTORAGE_DEVICE_BACKEND", "emulated")
 
 import gtstorage  # noqa: E402
+
+if _INSTALLED and os.path.realpath(gtstorage.__file__).startswith(os.path.realpath(_SRC) + os.sep):
+    raise pytest.UsageError(f"GTSTORAGE_TEST_PACKAGE=installed, but gtstorage was imported from "
+                            f"the source tree: {gtstorage.__file__}")
 
 try:
     import hypothesis

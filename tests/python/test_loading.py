@@ -20,10 +20,19 @@ def run(env_changes, cwd, code="import gtstorage; print(gtstorage.library_path)"
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True)
 
 
+# A wheel repaired by auditwheel keeps the libraries it bundles (libgomp) in site-packages/
+# gtstorage.libs, found through the library's run path $ORIGIN/../gtstorage.libs: copies of the
+# library need that directory next to their own directory's parent too.
+BUNDLED = os.path.join(os.path.dirname(PKG), "gtstorage.libs")
+
+
 @pytest.fixture
 def pkg_copy(tmp_path):
     dst = tmp_path / "site"
     shutil.copytree(PKG, dst / "gtstorage", ignore=shutil.ignore_patterns("__pycache__", "*.so*"))
+    if os.path.isdir(BUNDLED):
+        shutil.copytree(BUNDLED, dst / "gtstorage.libs")  # for site/gtstorage/libgtstorage.so.1
+        shutil.copytree(BUNDLED, tmp_path / "gtstorage.libs")  # for tmp_path/lib/libgtstorage.so.1
     return dst
 
 
