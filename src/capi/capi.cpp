@@ -11,6 +11,7 @@
 #include "device/device_backend.hpp"
 #include "kernels/kernels.hpp"
 #include "layout/allocation_plan.hpp"
+#include "storage/plan_cache.hpp"
 #include "storage/storage.hpp"
 
 using gts::capi::guarded;
@@ -209,7 +210,7 @@ int gtstorage_plan(const gtstorage_create_options* options, gtstorage_plan_info*
       gts::fail_arg("device", std::to_string(options->device) +
                                   " is not a gtstorage_device (0 default, 1 CPU, 2 GPU)");
     }
-    const gts::allocation_plan p = gts::make_plan(plan_request_of(options));
+    const gts::allocation_plan& p = gts::cached_plan(plan_request_of(options));
     const int n = p.ndim;
     out->ndim = static_cast<uint32_t>(n);
     for (int d = 0; d < n; ++d) {

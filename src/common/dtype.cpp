@@ -1,7 +1,5 @@
 #include "common/dtype.hpp"
 
-#include <cstring>
-
 #include "common/errors.hpp"
 
 namespace gts {
@@ -27,27 +25,35 @@ bool valid_size(char kind, int size) {
       return false;
   }
 }
+
+// The quoted typestr for messages, built only when one is thrown (this runs on every create).
+std::string quoted(const char* typestr) {
+  return std::string("'") + typestr + "'";
+}
 }  // namespace
 
 dtype parse_dtype(const char* typestr, const char* param) {
   if (typestr == nullptr) return dtype{'f', 8};
   const char* p = typestr;
-  const std::string shown = std::string("'") + typestr + "'";
   if (*p == '<' || *p == '|' || *p == '=') {
     ++p;
   } else if (*p == '>') {
-    fail_arg(param, "big-endian typestr " + shown + " is not supported on this little-endian host");
+    fail_arg(param, "big-endian typestr " + quoted(typestr) +
+                        " is not supported on this little-endian host");
   }
   const char kind = *p;
   if (kind == '\0') fail_arg(param, "empty typestr; expected e.g. '<f8', '<i4', '|b1'");
   ++p;
-  if (*p < '1' || *p > '9' || std::strlen(p) > 2 || (p[1] != '\0' && (p[1] < '0' || p[1] > '9'))) {
-    fail_arg(param, "malformed typestr " + shown +
+  // One digit 1-9, optionally a second digit, then the end (p[2] is only read when p[1] is a
+  // digit, so never past the terminator).
+  const bool two_digits = p[0] != '\0' && p[1] >= '0' && p[1] <= '9';
+  if (*p < '1' || *p > '9' || (p[1] != '\0' && (!two_digits || p[2] != '\0'))) {
+    fail_arg(param, "malformed typestr " + quoted(typestr) +
                         "; expected [<|=]KIND SIZE, e.g. '<f8', '<i4', '|b1', '<f2', '<c16'");
   }
-  const int size = std::atoi(p);
+  const int size = two_digits ? (p[0] - '0') * 10 + (p[1] - '0') : p[0] - '0';
   if (!valid_size(kind, size)) {
-    fail_arg(param, "unsupported typestr " + shown +
+    fail_arg(param, "unsupported typestr " + quoted(typestr) +
                         "; supported: b1, i1/i2/i4/i8, u1/u2/u4/u8, f2/f4/f8, c8/c16");
   }
   return dtype{kind, size};

@@ -73,6 +73,8 @@ std::string known_names() {
 
 }  // namespace
 
+std::atomic<uint64_t> preset_generation_counter{0};
+
 preset find_preset(const char* name) {
   if (name == nullptr) name = "numpy";
   for (const preset& p : builtins()) {
@@ -143,13 +145,19 @@ void register_preset(const preset& p) {
   preset copy = p;
   copy.builtin = false;
   const std::lock_guard<std::mutex> lock(user_mutex());
+  bool replaced = false;
   for (preset& u : user_presets()) {
     if (std::strcmp(u.name.data(), p.name.data()) == 0) {
       u = copy;
-      return;
+      replaced = true;
+      break;
     }
   }
-  user_presets().push_back(copy);
+  if (!replaced) user_presets().push_back(copy);
+  // After the change, still under the lock: a reader that sees the new generation also sees the
+  // new list (and one that computed a plan from the new list before the bump only tags it with
+  // the old generation, which makes it stale at once).
+  preset_generation_counter.fetch_add(1, std::memory_order_release);
 }
 
 }  // namespace gts

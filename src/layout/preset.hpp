@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,5 +38,14 @@ int preset_count();
 preset preset_at(int index);
 /// Registers or replaces a user preset; validates it; built-ins cannot be replaced.
 void register_preset(const preset& p);
+
+/// Bumped (release) after every change to the registered presets, so that a cache of anything
+/// derived from a preset name (the storage layer's plan cache) can tell whether it is stale.
+extern std::atomic<uint64_t> preset_generation_counter;
+/// Current preset generation (acquire: a reader that sees generation g also sees every
+/// registration that led to it).
+inline uint64_t preset_generation() noexcept {
+  return preset_generation_counter.load(std::memory_order_acquire);
+}
 
 }  // namespace gts

@@ -77,9 +77,93 @@ host_block allocate_mapped(std::size_t bytes, std::size_t alignment) {
   return block;
 }
 
-}  // namespace
+void release_block(const host_block& block) noexcept;
 
-host_block allocate_host(std::size_t bytes, std::size_t alignment) {
+// One small block per thread is kept when it is freed and handed out again to the next request
+// of the same size and alignment on that thread. Models allocate the same small shapes over and
+// over; a block above glibc's thread cache (1 KiB) cost as much to allocate and free as the rest
+// of a small create. Not under AddressSanitizer, which would then miss a use after free.
+#if defined(__SANITIZE_ADDRESS__)
+#define GTS_PARK_BLOCKS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GTS_PARK_BLOCKS 0
+#endif
+#endif
+#ifndef GTS_PARK_BLOCKS
+#define GTS_PARK_BLOCKS 1
+#endif
+
+constexpr std::size_t park_limit = std::size_t(64) << 10;
+
+// Trivially destructible, so that an access is one TLS address computation (no guard); the
+// thread-exit cleanup is the reaper below, constructed on the first park of each thread.
+struct parked_block {
+  host_block block{};       // ptr == nullptr: none parked
+  bool reaper_set = false;  // this thread's reaper is registered
+  bool dead = false;        // the reaper ran (thread exit): free directly from now on
+};
+
+#if GTS_PARK_BLOCKS
+thread_local parked_block parked;
+
+struct parked_reaper {
+  parked_reaper() = default;
+  parked_reaper(const parked_reaper&) = delete;
+  parked_reaper& operator=(const parked_reaper&) = delete;
+  ~parked_reaper() {
+    parked_block& p = parked;
+    p.dead = true;
+    if (p.block.ptr != nullptr) release_block(p.block);
+    p.block.ptr = nullptr;
+  }
+};
+thread_local parked_reaper reaper;
+#endif
+
+// Takes this thread's parked block if it is @p request bytes aligned to @p align.
+bool take_parked(std::size_t request, std::size_t align, host_block& out) {
+#if GTS_PARK_BLOCKS
+  parked_block& p = parked;
+  if (p.block.ptr != nullptr && p.block.bytes == request && p.block.alignment == align) {
+    out = p.block;
+    p.block.ptr = nullptr;
+    return true;
+  }
+#else
+  (void)request, (void)align, (void)out;
+#endif
+  return false;
+}
+
+// Parks @p block in this thread's slot (replacing a parked one, which is freed); false if the
+// block is not a small heap block or the slot is gone.
+bool park(const host_block& block) noexcept {
+#if GTS_PARK_BLOCKS
+  if (block.mapped || block.shift != 0 || block.bytes > park_limit ||
+      block.alignment > header_align_limit) {
+    return false;
+  }
+  parked_block& p = parked;
+  if (p.dead) return false;
+  if (!p.reaper_set) {
+    // Registers the reaper's destructor for this thread's exit (once; out of the fast path).
+    static_cast<void>(&reaper);
+    p.reaper_set = true;
+  }
+  const host_block previous = p.block;
+  p.block = block;
+  p.block.fresh_zero = false;
+  if (previous.ptr != nullptr) release_block(previous);
+  return true;
+#else
+  (void)block;
+  return false;
+#endif
+}
+
+// allocate_host() without the parked block (out of line: the parked path stays small).
+__attribute__((noinline)) host_block allocate_new(std::size_t bytes, std::size_t alignment) {
   if (alignment == 0) fail_arg("alignment", "must be positive, got 0");
   if ((alignment & (alignment - 1)) != 0) {
     // Not a power of two (GT4Py allows e.g. 24 bytes for <f8): no allocator aligns to that, so
@@ -122,8 +206,29 @@ host_block allocate_host(std::size_t bytes, std::size_t alignment) {
   return block;
 }
 
+}  // namespace
+
+// This thread's parked block when it fits the request exactly, else a new block.
+host_block allocate_host(std::size_t bytes, std::size_t alignment) {
+  if (bytes < huge_page_bytes && alignment != 0 && (alignment & (alignment - 1)) == 0) {
+    host_block reused;
+    if (take_parked(std::max<std::size_t>(bytes, 1), std::max(alignment, alignof(std::max_align_t)),
+                    reused)) {
+      return reused;
+    }
+  }
+  return allocate_new(bytes, alignment);
+}
+
 void free_host(const host_block& block) noexcept {
   if (block.ptr == nullptr) return;
+  if (park(block)) return;
+  release_block(block);
+}
+
+namespace {
+
+void release_block(const host_block& block) noexcept {
   void* const ptr = static_cast<std::byte*>(block.ptr) - block.shift;  // the block as allocated
   if (block.mapped) {
     munmap(ptr, block.bytes + block.shift);
@@ -135,5 +240,7 @@ void free_host(const host_block& block) noexcept {
     ::operator delete(ptr, std::align_val_t(block.alignment));
   }
 }
+
+}  // namespace
 
 }  // namespace gts

@@ -10,6 +10,7 @@
 #include "common/errors.hpp"
 #include "kernels/kernels.hpp"
 #include "layout/checked_math.hpp"
+#include "storage/plan_cache.hpp"
 
 namespace gts {
 namespace {
@@ -18,6 +19,10 @@ constexpr int op_set_host_modified = 4;
 constexpr int op_set_device_modified = 5;
 constexpr int op_acquire_host = 7;
 constexpr int op_acquire_device = 8;
+// Zeros of a small host block are one memset: the fill kernel would end in the same memset
+// (far below its threading and streaming-store thresholds) after checking and normalizing its
+// array, which cost as much again in a small create.
+constexpr int64_t small_fill_bytes = int64_t(64) << 10;
 
 int idx(side s) {
   return static_cast<int>(s);
@@ -266,9 +271,11 @@ strided_array storage::array(side s) const {
 }
 
 void storage::finalize(const layout_map* planned) {
+  const int64_t count = size();
   for (int k = 0; k < 2; ++k) {
-    const layout_map l =
-        planned != nullptr ? *planned : layout_from_strides(strides[k].data(), ndim);
+    layout_map derived;  // only filled without a planned layout
+    if (planned == nullptr) derived = layout_from_strides(strides[k].data(), ndim);
+    const layout_map& l = planned != nullptr ? *planned : derived;
     for (int d = 0; d < ndim; ++d) layouts[k][d] = static_cast<uint8_t>(l[d]);
     int64_t expected = type.itemsize;
     bool contiguous = true;
@@ -276,9 +283,9 @@ void storage::finalize(const layout_map* planned) {
       if (shape[d] != 1 && strides[k][d] != expected) contiguous = false;
       expected *= shape[d];
     }
-    c_contiguous[k] = contiguous || size() == 0;
+    c_contiguous[k] = contiguous || count == 0;
   }
-  nbytes = size() * type.itemsize;
+  nbytes = count * type.itemsize;
   // Typestr by hand (this runs on every create and view): "<f8", "|b1", "<c16".
   char* t = typestr.data();
   *t++ = type.itemsize == 1 ? '|' : '<';
@@ -324,7 +331,9 @@ strided_array caller_array(void* data, int ndim, const int64_t* shape, const int
 }
 
 std::unique_ptr<storage> storage::create(const create_request& req) {
-  const allocation_plan plan = make_plan(req.plan);
+  // This thread's memo of recent plans (a small create spent most of its time planning). Valid
+  // until this thread plans again, which nothing below does.
+  const allocation_plan& plan = cached_plan(req.plan);
   if (req.device < 0 || req.device > 2) {
     fail_arg("device",
              std::to_string(req.device) + " is not a gtstorage_device (0 default, 1 CPU, 2 GPU)");
@@ -465,7 +474,10 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   };
   switch (req.init) {
     case 1: {  // zeros: padding and halo included; fresh mappings are already zero
-      if (!(ib.owner == side_owner::host_block && ib.block.fresh_zero)) {
+      if (ib.owner == side_owner::host_block && ib.block.fresh_zero) break;
+      if (host_side && managed != managed_kind::unified && ib.bytes <= small_fill_bytes) {
+        std::memset(ib.base, 0, static_cast<size_t>(ib.bytes));  // what the kernel does there
+      } else {
         const std::byte zero{0};
         fill_with(bytes_array(ib.base, ib.bytes), &zero);
       }

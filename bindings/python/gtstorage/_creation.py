@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ctypes
 import numbers
-import operator
 from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
 
