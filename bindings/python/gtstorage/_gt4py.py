@@ -21,6 +21,7 @@ import numpy as np
 from . import _args, _capi
 from ._args import public
 from ._capi import check, lib
+from ._storage import _OwnedReference
 
 __all__ = ["empty", "zeros", "ones", "full", "from_array", "empty_like", "zeros_like",
            "ones_like", "full_like"]
@@ -170,22 +171,14 @@ def _array_over_handle(handle: int, device: bool, context: str,
     return np.asarray(_HandleOwner(handle, interface))
 
 
-class _DeviceOwner:
-    """Owns one library reference to a device storage and describes it to CuPy (CAI v3)."""
+class _DeviceOwner(_OwnedReference):
+    """An owned reference to a device storage that describes it to CuPy (CAI v3)."""
 
-    __slots__ = ("handle", "__cuda_array_interface__", "__weakref__")
+    __slots__ = ("__cuda_array_interface__",)
 
     def __init__(self, handle: int, interface: Dict[str, Any]):
-        self.handle = handle
+        super().__init__(handle)
         self.__cuda_array_interface__ = interface
-
-    def __del__(self):
-        h, self.handle = getattr(self, "handle", 0), 0
-        if h and lib is not None:
-            try:
-                lib.gtstorage_release(h)
-            except Exception:  # noqa: BLE001 - interpreter shutdown
-                pass
 
 
 def _cupy_array(handle: int, info, context: str) -> Array:

@@ -38,6 +38,30 @@ def _cupy_or_none():
         return None
 
 
+def _release_quietly(handle: int) -> None:
+    """Gives back one library reference from a finalizer: never raises (at interpreter shutdown
+    the library may already be unloaded)."""
+    if handle and lib is not None:
+        try:
+            lib.gtstorage_release(handle)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+class _OwnedReference:
+    """Owns one library reference, given back when the object goes: the ``base`` of arrays over
+    library memory (NumPy's via ``__array_interface__``, CuPy's via the CUDA Array Interface)."""
+
+    __slots__ = ("handle", "__weakref__")
+
+    def __init__(self, handle: int):
+        self.handle = handle
+
+    def __del__(self, _release=_release_quietly):  # bound now: globals may be gone at shutdown
+        h, self.handle = getattr(self, "handle", 0), 0
+        _release(h)
+
+
 class SyncState:
     """Which buffer of a host/device pair is modified (GDP-3 ``gt4py.storage.SyncState``).
 
@@ -111,13 +135,9 @@ class SyncState:
     def __repr__(self) -> str:
         return f"SyncState({self._NAMES.get(self.state, self.state)}{'' if self._handle else ', unbound'})"
 
-    def __del__(self):
+    def __del__(self, _release=_release_quietly):  # bound now: globals may be gone at shutdown
         h, self._handle = getattr(self, "_handle", 0), 0
-        if h and lib is not None:
-            try:
-                lib.gtstorage_release(h)
-            except Exception:  # noqa: BLE001 - interpreter shutdown
-                pass
+        _release(h)
 
 
 def _info(handle: int, side: int) -> _capi.InterfaceInfo:
@@ -261,13 +281,9 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         obj._host_mv = None  # memoryview of it (PEP 688 __buffer__ of a host-only storage)
         return obj
 
-    def __del__(self):
+    def __del__(self, _release=_release_quietly):  # bound now: globals may be gone at shutdown
         h, self._handle = getattr(self, "_handle", 0), 0
-        if h and lib is not None:
-            try:
-                lib.gtstorage_release(h)
-            except Exception:  # noqa: BLE001 - interpreter shutdown
-                pass
+        _release(h)
 
     @classmethod
     def from_handle(cls, handle: int) -> "Storage":
@@ -1120,23 +1136,14 @@ class CUDAManagedGPUStorage(Storage):
         return "cuda"
 
 
-class _HandleOwner:
-    """Owns one library reference and exposes a fixed array interface: the ``base`` of NumPy
-    arrays over library memory (the reference is released when the last such array goes)."""
+class _HandleOwner(_OwnedReference):
+    """An owned reference exposing a fixed NumPy array interface."""
 
-    __slots__ = ("handle", "__array_interface__", "__weakref__")
+    __slots__ = ("__array_interface__",)
 
     def __init__(self, handle: int, interface: Dict[str, Any]):
-        self.handle = handle
+        super().__init__(handle)
         self.__array_interface__ = interface
-
-    def __del__(self):
-        h, self.handle = getattr(self, "handle", 0), 0
-        if h and lib is not None:
-            try:
-                lib.gtstorage_release(h)
-            except Exception:  # noqa: BLE001 - interpreter shutdown
-                pass
 
 
 class _InterfaceHolder:
