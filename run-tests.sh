@@ -131,11 +131,32 @@ tsan_build_and_tests() {
 # The Python package as users get it: tests/python/run.sh builds the wheel from the repository
 # root (one build, reused by its NumPy 2.x and Debian NumPy 1.24 passes) and tests it installed.
 python_tests() {
-  env -u GTSTORAGE_LIBRARY JOBS="$GTS_JOBS" bash "$GTS_REPO/tests/python/run.sh" "$GTS_BUILD"
+  run_logged "Python tests" env -u GTSTORAGE_LIBRARY JOBS="$GTS_JOBS" \
+    bash "$GTS_REPO/tests/python/run.sh" "$GTS_BUILD"
 }
 
 gt4py_tests() {
-  JOBS="$GTS_JOBS" bash "$GTS_REPO/tests/gt4py/run.sh" "$GTS_BUILD"
+  run_logged "GT4Py integration test" env JOBS="$GTS_JOBS" \
+    bash "$GTS_REPO/tests/gt4py/run.sh" "$GTS_BUILD"
+}
+
+# Runs "$@" (named $1) with its output shown and kept; on failure the lines that say what failed
+# (pytest's FAILED/ERROR summary, assertion lines, run.sh's own messages) go into the report that
+# is printed again before the summary, since CI shows only the end of the log.
+run_logged() {
+  local name=$1 log rc=0
+  shift
+  log=$(mktemp)
+  "$@" 2>&1 | tee "$log" || rc=$?
+  if ((rc)); then
+    {
+      echo "==== $name failed (exit $rc); what failed:"
+      grep -E '^(FAILED|ERROR) |^E  |^== run\.sh|run\.sh: |Error|[0-9]+ (passed|failed)' "$log" |
+        tail -n 80
+    } >>"$failure_report"
+  fi
+  rm -f "$log"
+  return $rc
 }
 
 gts_install_deps

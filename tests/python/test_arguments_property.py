@@ -121,3 +121,24 @@ def test_as_storage(data, shape, layout, aligned_index):
     result, exc = _call(gtstorage.as_storage, data)
     if exc is None:
         assert result.shape == np.asarray(data).shape
+
+
+# Found by this file's property test with more examples (a CI run failed on it): a label that is
+# not ASCII raised UnicodeEncodeError with a mangled message; a NUL would have cut the C string.
+@pytest.mark.parametrize("module", [gtstorage, gdp3], ids=["dropin", "gdp3"])
+@pytest.mark.parametrize("kwargs,arg", [
+    ({"dimensions": "\x80"}, "dims"),
+    ({"dimensions": ("I", "J\x00K")}, "dims"),
+    ({"backend": "numpy\x00gt:gpu"}, "backend"),
+])
+def test_text_arguments_not_c_strings(module, kwargs, arg):
+    shape = (2, 3) if "J" in str(kwargs.get("dimensions", "")) else (2,)
+    with pytest.raises(ValueError) as info:
+        module.zeros(shape, np.float64, **kwargs)
+    assert str(info.value).startswith(f"zeros: {arg} must"), str(info.value)
+
+
+def test_dlpack_import_dims_not_ascii():
+    src = np.zeros((2,))
+    with pytest.raises(ValueError, match=r"dims must be ASCII text"):
+        gdp3.as_storage(src, dims="\xe9")

@@ -68,6 +68,17 @@ def int_sequence(name: str, values, *, allow_scalar: bool = False, low: int = IN
     return out
 
 
+def c_string(name: str, value: str, encoding: str = "ascii") -> bytes:
+    """@p value encoded for a C string argument: ValueError naming @p name when it cannot be
+    encoded or holds a NUL (ctypes would silently cut the string there)."""
+    if "\0" in value:
+        raise ValueError(f"{name} must not contain a NUL character, got {value!r}")
+    try:
+        return value.encode(encoding)
+    except UnicodeEncodeError:
+        raise ValueError(f"{name} must be {encoding.upper()} text, got {value!r}") from None
+
+
 def prefix(message: str, context: str) -> str:
     if message.startswith((context + ":", context + "(")):
         return message
@@ -88,6 +99,8 @@ def public(name: Optional[str] = None) -> Callable[[F], F]:
         def wrapper(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
+            except UnicodeError as exc:  # its args are not a message; say it as a ValueError
+                raise ValueError(prefix(str(exc), context)) from exc
             except (TypeError, ValueError, OverflowError, IndexError, MemoryError) as exc:
                 if exc.args and isinstance(exc.args[0], str):
                     exc.args = (prefix(exc.args[0], context),) + exc.args[1:]

@@ -103,7 +103,7 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
     if preset is not _UNSET and preset is not None:
         if not isinstance(preset, str):
             raise TypeError(f"backend/defaults must be a preset name (str), got {preset!r}")
-        b = preset.encode("utf-8")
+        b = _args.c_string("backend", preset, "utf-8")
         o.keep.append(b)
         s.preset = b
         o.params["backend"] = preset
@@ -120,7 +120,7 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
             raise ValueError(f"dims {tuple(labels)} has {len(labels)} labels for a shape of "
                              f"{ndim} dimensions {tuple(shape)}")
         if labels:  # a 0-d storage has no labels to pass
-            d = ",".join(labels).encode("ascii")
+            d = _args.c_string("dims", ",".join(labels))
             o.keep.append(d)
             s.dims = d
     elif sub_shape:

@@ -14,7 +14,7 @@ import ctypes
 import datetime
 from typing import Optional
 
-from . import _capi, _dlpack
+from . import _args, _capi, _dlpack
 
 __all__ = ["wrap_dlpack"]
 
@@ -151,7 +151,7 @@ def wrap_dlpack(obj, *, context: str, dims: Optional[str] = None, halo: Optional
         if dims is not None:
             if not isinstance(dims, str):
                 dims = ",".join(str(d) for d in dims)
-            options.dims = dims.encode("ascii")
+            options.dims = _args.c_string("dims", dims)
         if halo is not None:
             widths, count = _halo_array(halo, context)
             ndim = _tensor_ndim(address, kind == _capi.DLPACK_VERSIONED)

@@ -1206,7 +1206,7 @@ def wrap_buffers(*, data=None, device_data=None, shape, host_strides=None, devic
         keep.append(ds)
         opts.device_strides = ctypes.cast(ds, ctypes.POINTER(ctypes.c_int64))
     opts.dtype = typestr.encode("ascii")
-    opts.dims = dims.encode("ascii") if dims else None
+    opts.dims = _args.c_string("dims", dims) if dims else None
     if halo is not None:
         h = _capi.int64_array(halo)
         keep.append(h)
