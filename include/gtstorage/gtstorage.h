@@ -692,7 +692,16 @@ typedef struct gtstorage_stats {
   int64_t h2d_bytes;    /**< Bytes moved host-to-device. */
   int64_t d2h_count;    /**< Device-to-host transfers. */
   int64_t d2h_bytes;    /**< Bytes moved device-to-host. */
+  /* Since 1.1 (a caller built against 1.0 passes struct_size 72 and gets the fields above). */
+  int64_t pool_held_bytes; /**< Bytes of released blocks the memory pools keep for reuse (host,
+                                pinned and device together; see gtstorage_pool_get_stats()). */
+  int64_t pool_hits;       /**< Allocations served from a pool since start (or reset). */
+  int64_t pool_misses;     /**< Allocations a pool could not serve (fresh memory). */
+  int64_t pool_high_water_bytes; /**< Sum over the pools of their peaks of bytes in use plus held. */
 } gtstorage_stats;
+
+/** Initializer of ::gtstorage_stats (an output struct: only struct_size matters). */
+#define GTSTORAGE_STATS_INIT {sizeof(gtstorage_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 /** Per-buffer transfer counters of a storage (shared by its views). */
 typedef struct gtstorage_transfer_stats {
@@ -704,15 +713,94 @@ typedef struct gtstorage_transfer_stats {
   int64_t d2h_bytes;    /**< Bytes moved device-to-host. */
 } gtstorage_transfer_stats;
 
+/** Initializer of ::gtstorage_transfer_stats (an output struct: only struct_size matters). */
+#define GTSTORAGE_TRANSFER_STATS_INIT {sizeof(gtstorage_transfer_stats), 0, 0, 0, 0, 0}
+
 /** Library-wide counters into @p out. */
 GTSTORAGE_API int gtstorage_get_stats(gtstorage_stats* out);
 
-/** Resets the global transfer counters (live counts are not counters and are kept). */
+/** Resets the global transfer counters and the pools' hits, misses, evictions and high-water
+ *  marks (live counts and held bytes are not counters and are kept). */
 GTSTORAGE_API int gtstorage_reset_transfer_stats(void);
 
 /** Transfer counters of the buffers behind @p handle into @p out. */
 GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle,
                                                gtstorage_transfer_stats* out);
+
+/** @} */
+
+/* ============================================================================================== */
+/** @name Memory pools
+ * Released storage memory is kept and reused (Umpire's pools, CuPy's and PyTorch's caching
+ * allocators): models allocate the same temporaries in every time step, and a fresh block costs
+ * page faults and kernel zeroing on the host and a device-wide synchronization on a GPU.
+ *
+ * - Host memory (pageable and pinned): a released block of 4 KiB or more is kept; a request takes
+ *   the smallest kept block of at least its size, of the same device and at least its alignment,
+ *   and at most 1/8 larger than a fresh block for it would be (large blocks are never split, so
+ *   at most 12.5% of a reused block is unused). A reused block is not zero: #GTSTORAGE_INIT_ZEROS
+ *   fills it (at store bandwidth); #GTSTORAGE_INIT_UNINITIALIZED touches nothing.
+ * - Device memory: the runtime's stream-ordered pool (cudaMallocAsync from a pool of the
+ *   library, one per device, freed with cudaFreeAsync on the storage's stream), whose release
+ *   threshold is the limit, so memory is not returned to the device at every synchronization.
+ *   Reuse follows stream order: a block is handed out again only after the work queued before
+ *   its release on that stream. Work on other streams that still uses a storage must be waited
+ *   for (gtstorage_sync() with #GTSTORAGE_SYNC_WAIT_STREAM) before its last release, as with
+ *   any stream-ordered allocator. Without pool support (old driver, HIP without pools) device
+ *   memory is not pooled.
+ * - A per-process limit on the bytes kept (not in use) per memory: by default 1/8 of the
+ *   machine's memory for pageable and pinned host memory and 1/4 of each device's memory for a
+ *   device; the environment variable `GTSTORAGE_POOL_LIMIT` (bytes, optional K/M/G/T suffix,
+ *   powers of 1024) sets all of them at start, `GTSTORAGE_POOL=0` turns pooling off.
+ *   A release beyond the limit frees the least recently kept blocks.
+ * - Thread-safe. Live counts (gtstorage_stats.host_bytes, device_bytes) count storages' memory
+ *   only, never kept blocks; after gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0) with no storage
+ *   alive, held_bytes is 0 everywhere.
+ */
+/** @{ */
+
+/** The memory a pool holds. */
+typedef enum gtstorage_memory {
+  GTSTORAGE_MEMORY_HOST = 0,        /**< Pageable host memory. */
+  GTSTORAGE_MEMORY_PINNED_HOST = 1, /**< Page-locked host memory (#GTSTORAGE_HOST_PINNED). */
+  GTSTORAGE_MEMORY_DEVICE = 2,      /**< Device memory of the active backend, every device. */
+  GTSTORAGE_MEMORY_ALL = 3          /**< All of the above (not for gtstorage_pool_get_stats()). */
+} gtstorage_memory;
+
+/** Counters of one pool (all devices together for #GTSTORAGE_MEMORY_DEVICE). */
+typedef struct gtstorage_pool_stats {
+  uint32_t struct_size;     /**< sizeof(gtstorage_pool_stats), set by the caller. */
+  uint32_t reserved;        /**< Set to 0 by the library. */
+  int64_t held_bytes;       /**< Bytes of released blocks kept for reuse (not in use). */
+  int64_t held_blocks;      /**< Number of kept blocks (-1 where the runtime does not say). */
+  int64_t in_use_bytes;     /**< Bytes of pooled blocks in use by storages. */
+  int64_t high_water_bytes; /**< Peak of in_use_bytes + held_bytes since start (or reset). */
+  int64_t hits;             /**< Allocations served from kept blocks. */
+  int64_t misses;           /**< Allocations that needed fresh memory. */
+  int64_t evictions;        /**< Kept blocks freed because of the limit or a trim. */
+  int64_t limit_bytes;      /**< Limit on held_bytes; 0: this memory is not pooled. */
+} gtstorage_pool_stats;
+
+/** Initializer of ::gtstorage_pool_stats (an output struct: only struct_size matters). */
+#define GTSTORAGE_POOL_STATS_INIT {sizeof(gtstorage_pool_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
+/** Counters of the pool of @p memory (a ::gtstorage_memory other than ALL) into @p out. */
+GTSTORAGE_API int gtstorage_pool_get_stats(int32_t memory, gtstorage_pool_stats* out);
+
+/**
+ * Sets the limit on the bytes the pool of @p memory (or every pool: #GTSTORAGE_MEMORY_ALL) keeps,
+ * freeing kept blocks beyond it at once. 0 turns pooling off for that memory (blocks in use are
+ * freed when released). @p limit_bytes ≥ 0.
+ */
+GTSTORAGE_API int gtstorage_pool_set_limit(int32_t memory, int64_t limit_bytes);
+
+/**
+ * Frees kept blocks of @p memory (or of every pool: #GTSTORAGE_MEMORY_ALL), least recently kept
+ * first, until at most @p keep_bytes are kept (0: all); blocks in use are not affected. Device
+ * blocks whose release is still queued on a stream are freed when the device reaches it.
+ * @p keep_bytes ≥ 0.
+ */
+GTSTORAGE_API int gtstorage_pool_trim(int32_t memory, int64_t keep_bytes);
 
 /** @} */
 

@@ -2,6 +2,7 @@
 // DLPack export (interop/dlpack.cpp). Each one: check the C arguments, call into the storage
 // layer inside guarded(), and copy results out.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "kernels/kernels.hpp"
 #include "layout/allocation_plan.hpp"
 #include "storage/plan_cache.hpp"
+#include "storage/pools.hpp"
 #include "storage/storage.hpp"
 
 using gts::capi::guarded;
@@ -39,11 +41,60 @@ gts::handle_table& table() {
   gts::fail_arg("side", std::to_string(side) + " is not GTSTORAGE_SIDE_HOST (0) or _DEVICE (1)");
 }
 
+// Sizes a struct had in released versions before this one (0: none). A caller built against an
+// older header passes its own, smaller size: output structs are filled up to it, input structs
+// read up to it (the fields it lacks take their defaults).
+template <class T>
+constexpr uint32_t released_size = 0;
+template <>
+constexpr uint32_t released_size<gtstorage_stats> = 72;  // 1.0: up to d2h_bytes
+
 template <class T>
 inline void check_struct(const T* p, const char* name) {
   if (__builtin_expect(p == nullptr, 0)) fail_null(name);
-  if (__builtin_expect(p->struct_size != sizeof(T), 0))
-    fail_struct_size(name, p->struct_size, sizeof(T));
+  if (__builtin_expect(p->struct_size != sizeof(T), 0)) {
+    if (released_size<T> == 0 || p->struct_size != released_size<T>) {
+      fail_struct_size(name, p->struct_size, sizeof(T));
+    }
+  }
+}
+
+// Copies @p full into @p out up to the caller's struct_size (checked by check_struct).
+template <class T>
+void copy_out(T* out, const T& full) {
+  const uint32_t size = out->struct_size;
+  std::memcpy(out, &full, size);
+  out->struct_size = size;
+}
+
+// The pools a ::gtstorage_memory value names (ALL: every pool).
+int pools_of(int32_t memory, bool allow_all, gts::pool_memory* out) {
+  switch (memory) {
+    case GTSTORAGE_MEMORY_HOST:
+      out[0] = gts::pool_memory::host;
+      return 1;
+    case GTSTORAGE_MEMORY_PINNED_HOST:
+      out[0] = gts::pool_memory::pinned_host;
+      return 1;
+    case GTSTORAGE_MEMORY_DEVICE:
+      out[0] = gts::pool_memory::device;
+      return 1;
+    case GTSTORAGE_MEMORY_ALL:
+      if (!allow_all) break;
+      out[0] = gts::pool_memory::host;
+      out[1] = gts::pool_memory::pinned_host;
+      out[2] = gts::pool_memory::device;
+      return 3;
+    default:
+      break;
+  }
+  gts::fail_arg("memory", std::to_string(memory) + " is not a gtstorage_memory (" +
+                              (allow_all ? "0 … 3" : "0 … 2; GTSTORAGE_MEMORY_ALL is not one pool") +
+                              ")");
+}
+
+void check_bytes(int64_t value, const char* name) {
+  if (value < 0) gts::fail_arg(name, std::to_string(value) + " is negative");
 }
 
 template <class T>
@@ -482,20 +533,71 @@ int gtstorage_get_stats(gtstorage_stats* out) {
   return guarded([&] {
     check_struct(out, "out");
     const gts::global_stats& s = gts::stats();
-    out->live_handles = table().live();
-    out->live_buffers = s.live_buffers.load();
-    out->host_bytes = s.host_bytes.load();
-    out->device_bytes = s.device_bytes.load();
-    out->h2d_count = s.transfers.h2d_count.load();
-    out->h2d_bytes = s.transfers.h2d_bytes.load();
-    out->d2h_count = s.transfers.d2h_count.load();
-    out->d2h_bytes = s.transfers.d2h_bytes.load();
-    out->reserved = 0;
+    gtstorage_stats full{};
+    full.live_handles = table().live();
+    full.live_buffers = s.live_buffers.load();
+    full.host_bytes = s.host_bytes.load();
+    full.device_bytes = s.device_bytes.load();
+    full.h2d_count = s.transfers.h2d_count.load();
+    full.h2d_bytes = s.transfers.h2d_bytes.load();
+    full.d2h_count = s.transfers.d2h_count.load();
+    full.d2h_bytes = s.transfers.d2h_bytes.load();
+    if (out->struct_size > offsetof(gtstorage_stats, pool_held_bytes)) {
+      for (gts::pool_memory m :
+           {gts::pool_memory::host, gts::pool_memory::pinned_host, gts::pool_memory::device}) {
+        const gts::pool_counters c = gts::pool_stats(m);
+        full.pool_held_bytes += c.held_bytes;
+        full.pool_hits += c.hits;
+        full.pool_misses += c.misses;
+        full.pool_high_water_bytes += c.high_water_bytes;
+      }
+    }
+    copy_out(out, full);
   });
 }
 
 int gtstorage_reset_transfer_stats(void) {
-  return guarded([&] { gts::stats().transfers.reset(); });
+  return guarded([&] {
+    gts::stats().transfers.reset();
+    gts::pool_reset_counters();
+  });
+}
+
+int gtstorage_pool_get_stats(int32_t memory, gtstorage_pool_stats* out) {
+  return guarded([&] {
+    check_struct(out, "out");
+    gts::pool_memory m[3];
+    pools_of(memory, false, m);
+    const gts::pool_counters c = gts::pool_stats(m[0]);
+    gtstorage_pool_stats full{};
+    full.held_bytes = c.held_bytes;
+    full.held_blocks = c.held_blocks;
+    full.in_use_bytes = c.in_use_bytes;
+    full.high_water_bytes = c.high_water_bytes;
+    full.hits = c.hits;
+    full.misses = c.misses;
+    full.evictions = c.evictions;
+    full.limit_bytes = c.limit_bytes;
+    copy_out(out, full);
+  });
+}
+
+int gtstorage_pool_set_limit(int32_t memory, int64_t limit_bytes) {
+  return guarded([&] {
+    gts::pool_memory m[3];
+    const int n = pools_of(memory, true, m);
+    check_bytes(limit_bytes, "limit_bytes");
+    for (int i = 0; i < n; ++i) gts::pool_set_limit(m[i], limit_bytes);
+  });
+}
+
+int gtstorage_pool_trim(int32_t memory, int64_t keep_bytes) {
+  return guarded([&] {
+    gts::pool_memory m[3];
+    const int n = pools_of(memory, true, m);
+    check_bytes(keep_bytes, "keep_bytes");
+    for (int i = 0; i < n; ++i) gts::pool_trim(m[i], keep_bytes);
+  });
 }
 
 int gtstorage_get_transfer_stats(gtstorage_handle handle, gtstorage_transfer_stats* out) {

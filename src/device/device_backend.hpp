@@ -25,6 +25,7 @@
 
 #include "common/errors.hpp"
 #include "kernels/strided_array.hpp"
+#include "memory/block_cache.hpp"
 
 namespace gts::device {
 
@@ -108,6 +109,31 @@ class backend {
   /// Frees what allocate() returned (kind and device_id are taken from the backend's own record;
   /// the arguments are kept for callers' symmetry). Unknown pointers and nullptr are ignored.
   virtual void free(void* ptr, memory_kind kind, int device_id) noexcept = 0;
+  /// allocate() from this backend's pool of @p kind memory (pinned host: a block cache; device:
+  /// the runtime's stream-ordered pool, allocated and later freed in the order of @p stream,
+  /// 0 = the legacy stream). Unified memory and backends without pools allocate as allocate().
+  /// free() returns the block to its pool.
+  virtual void* allocate_pooled(std::size_t bytes, std::size_t alignment, memory_kind kind,
+                                int device_id, uint64_t stream) {
+    (void)stream;
+    return allocate(bytes, alignment, kind, device_id);
+  }
+  /// Counters of the pool of @p memory (pinned_host or device); limit 0 where there is none.
+  [[nodiscard]] virtual pool_counters pool_stats(pool_memory memory) noexcept {
+    (void)memory;
+    return {};
+  }
+  /// Frees kept blocks of @p memory until at most @p keep_bytes are kept; returns bytes freed.
+  virtual int64_t pool_trim(pool_memory memory, int64_t keep_bytes) noexcept {
+    (void)memory, (void)keep_bytes;
+    return 0;
+  }
+  /// Sets the limit on kept bytes of @p memory (0: not pooled).
+  virtual void pool_set_limit(pool_memory memory, int64_t limit_bytes) noexcept {
+    (void)memory, (void)limit_bytes;
+  }
+  /// Resets hits, misses, evictions and high-water marks of this backend's pools.
+  virtual void pool_reset_counters() noexcept {}
   /// Contiguous copy of @p bytes.
   virtual void copy(void* dst, const void* src, std::size_t bytes, direction dir,
                     uint64_t stream) = 0;

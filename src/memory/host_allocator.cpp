@@ -17,6 +17,7 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "memory/block_cache.hpp"
 
 namespace gts {
 namespace {
@@ -78,6 +79,8 @@ host_block allocate_mapped(std::size_t bytes, std::size_t alignment) {
 }
 
 void release_block(const host_block& block) noexcept;
+// A block leaving the caller (or a parked slot): to the pool if it is pooled, else freed.
+void give_back(const host_block& block) noexcept;
 
 // One small block per thread is kept when it is freed and handed out again to the next request
 // of the same size and alignment on that thread. Models allocate the same small shapes over and
@@ -114,7 +117,7 @@ struct parked_reaper {
   ~parked_reaper() {
     parked_block& p = parked;
     p.dead = true;
-    if (p.block.ptr != nullptr) release_block(p.block);
+    if (p.block.ptr != nullptr) give_back(p.block);
     p.block.ptr = nullptr;
   }
 };
@@ -154,7 +157,7 @@ bool park(const host_block& block) noexcept {
   const host_block previous = p.block;
   p.block = block;
   p.block.fresh_zero = false;
-  if (previous.ptr != nullptr) release_block(previous);
+  if (previous.ptr != nullptr) give_back(previous);
   return true;
 #else
   (void)block;
@@ -172,7 +175,8 @@ __attribute__((noinline)) host_block allocate_new(std::size_t bytes, std::size_t
     if (bytes > SIZE_MAX - (alignment - 1)) {
       out_of_memory(bytes, alignment, "size exceeds the address space");
     }
-    host_block block = allocate_host(bytes + (alignment - 1), alignof(std::max_align_t));
+    // Not pooled: the pool keeps blocks by their start, and this one is handed out shifted.
+    host_block block = allocate_host(bytes + (alignment - 1), alignof(std::max_align_t), false);
     const auto raw = reinterpret_cast<uintptr_t>(block.ptr);
     const std::size_t shift = (alignment - raw % alignment) % alignment;
     block.ptr = static_cast<std::byte*>(block.ptr) + shift;
@@ -206,27 +210,97 @@ __attribute__((noinline)) host_block allocate_new(std::size_t bytes, std::size_t
   return block;
 }
 
+// ---- the pool of released blocks (block_cache.hpp) ------------------------------------------
+// Blocks from this size on are cached when released; smaller ones are served as fast by glibc's
+// own caches (and by the parked block above).
+constexpr std::size_t pool_min_bytes = 4096;
+constexpr uint32_t flag_mapped = 1;
+
+void release_cached(const block_cache::block& b) noexcept {
+  host_block h;
+  h.ptr = b.ptr;
+  h.bytes = b.bytes;
+  h.alignment = b.alignment;
+  h.mapped = (b.flags & flag_mapped) != 0;
+  release_block(h);
+}
+
+// The default limit on cached pageable memory: an eighth of the machine's memory (3 GiB of
+// 24 GiB), enough for the temporaries of a time step of a large field set.
+int64_t default_host_limit() noexcept {
+  const int64_t phys = physical_memory_bytes();
+  return phys > 0 ? phys / 8 : int64_t(1) << 30;
+}
+
+// Pooled blocks: unshifted (power-of-two alignment) and not tiny.
+bool poolable(const host_block& b) { return b.shift == 0 && b.bytes >= pool_min_bytes; }
+
+// What allocate_new would hand out for this request (the cache's waste bound is relative to it).
+std::size_t fresh_bytes(std::size_t bytes) {
+  std::size_t rounded = bytes;
+  if (bytes >= huge_page_bytes && !round_up(bytes, huge_page_bytes, &rounded)) return bytes;
+  return rounded;
+}
+
 }  // namespace
 
-// This thread's parked block when it fits the request exactly, else a new block.
-host_block allocate_host(std::size_t bytes, std::size_t alignment) {
-  if (bytes < huge_page_bytes && alignment != 0 && (alignment & (alignment - 1)) == 0) {
+block_cache& host_pool() noexcept {
+  static block_cache pool(release_cached, pool_limit_from_environment(default_host_limit()));
+  return pool;
+}
+
+// This thread's parked block when it fits the request exactly, else a pooled block of the size
+// class, else a new block.
+host_block allocate_host(std::size_t bytes, std::size_t alignment, bool pooled) {
+  const bool power_of_two = alignment != 0 && (alignment & (alignment - 1)) == 0;
+  if (bytes < huge_page_bytes && power_of_two) {
     host_block reused;
     if (take_parked(std::max<std::size_t>(bytes, 1), std::max(alignment, alignof(std::max_align_t)),
                     reused)) {
       return reused;
     }
   }
-  return allocate_new(bytes, alignment);
+  if (pooled && power_of_two && bytes >= pool_min_bytes) {
+    block_cache::block b;
+    const std::size_t align = std::max(alignment, alignof(std::max_align_t));
+    if (host_pool().take(bytes, fresh_bytes(bytes), align, 0, b)) {
+      host_block h;
+      h.ptr = b.ptr;
+      h.bytes = b.bytes;
+      h.alignment = b.alignment;
+      h.mapped = (b.flags & flag_mapped) != 0;
+      h.pooled = true;
+      return h;  // fresh_zero false: it holds its last user's data
+    }
+  }
+  host_block block = allocate_new(bytes, alignment);
+  if (pooled && poolable(block)) {
+    block.pooled = true;
+    host_pool().allocated(block.bytes);
+  }
+  return block;
 }
 
 void free_host(const host_block& block) noexcept {
   if (block.ptr == nullptr) return;
   if (park(block)) return;
-  release_block(block);
+  give_back(block);
 }
 
 namespace {
+
+void give_back(const host_block& block) noexcept {
+  if (block.pooled) {
+    block_cache::block b;
+    b.ptr = block.ptr;
+    b.bytes = block.bytes;
+    b.alignment = block.alignment;
+    b.flags = block.mapped ? flag_mapped : 0;
+    if (host_pool().put(b)) return;
+    host_pool().released(block.bytes);
+  }
+  release_block(block);
+}
 
 void release_block(const host_block& block) noexcept {
   void* const ptr = static_cast<std::byte*>(block.ptr) - block.shift;  // the block as allocated

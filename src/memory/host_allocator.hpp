@@ -18,15 +18,21 @@ struct host_block {
   std::size_t shift = 0;
   bool fresh_zero = false;  ///< Memory is known to read as zero (fresh anonymous mapping).
   bool mapped = false;      ///< Came from mmap (freed with munmap).
+  bool pooled = false;      ///< Goes back to the host pool when freed (block_cache.hpp).
 };
 
 /// Allocates @p bytes at an address that is a multiple of @p alignment (any positive value; one
-/// that is not a power of two costs alignment - 1 extra bytes). Throws gts::error
-/// (out_of_memory) on failure, naming the size.
-host_block allocate_host(std::size_t bytes, std::size_t alignment);
+/// that is not a power of two costs alignment - 1 extra bytes). With @p pooled, a block released
+/// earlier is reused when one fits (host_pool()), and the block returns there when freed.
+/// Throws gts::error (out_of_memory) on failure, naming the size.
+host_block allocate_host(std::size_t bytes, std::size_t alignment, bool pooled = true);
 
 /// Frees a block from allocate_host(); a default-constructed block is ignored.
 void free_host(const host_block& block) noexcept;
+
+class block_cache;
+/// The cache of released pageable host blocks (limit: GTSTORAGE_POOL_LIMIT, default 1/8 of RAM).
+block_cache& host_pool() noexcept;
 
 /// Size from which blocks are mmap'ed and huge-page aligned.
 inline constexpr std::size_t huge_page_bytes = std::size_t(2) << 20;

@@ -400,8 +400,8 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   if (need_host) {
     side_buffer& h = buffers->host;
     if (req.host_memory == 1) {
-      h.base = static_cast<std::byte*>(
-          buffers->backend->allocate(bytes, align, device::memory_kind::pinned_host, device_id));
+      h.base = static_cast<std::byte*>(buffers->backend->allocate_pooled(
+          bytes, align, device::memory_kind::pinned_host, device_id, buffers->default_stream));
       h.owner = side_owner::backend;
       h.kind = device::memory_kind::pinned_host;
       h.device_id = device_id;
@@ -421,7 +421,8 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     side_buffer& dv = buffers->device;
     const auto kind = managed == managed_kind::unified ? device::memory_kind::unified
                                                        : device::memory_kind::device;
-    dv.base = static_cast<std::byte*>(buffers->backend->allocate(bytes, align, kind, device_id));
+    dv.base = static_cast<std::byte*>(
+        buffers->backend->allocate_pooled(bytes, align, kind, device_id, buffers->default_stream));
     dv.owner = side_owner::backend;
     dv.kind = kind;
     dv.device_id = device_id;

@@ -223,7 +223,7 @@ static void empty_copies_and_huge_spans(void** state) {
 
 static int no_leaks(void** state) {
   (void)state;
-  gtstorage_stats s = {sizeof s, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gtstorage_stats s = GTSTORAGE_STATS_INIT;
   if (gtstorage_get_stats(&s) != GTSTORAGE_OK) return -1;
   return (s.live_handles == 0 && s.live_buffers == 0) ? 0 : -1;
 }

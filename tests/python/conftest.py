@@ -26,7 +26,8 @@ try:
     import hypothesis
 
     hypothesis.settings.register_profile(
-        "gtstorage", deadline=None, max_examples=60,
+        "gtstorage", deadline=None,
+        max_examples=int(os.environ.get("GTSTORAGE_TEST_HYPOTHESIS_EXAMPLES", "60")),
         suppress_health_check=[hypothesis.HealthCheck.too_slow])
     hypothesis.settings.load_profile("gtstorage")
 except ImportError:  # pragma: no cover - run.sh installs hypothesis everywhere

@@ -506,7 +506,7 @@ static void no_driver(void** state) {
 
 static int check_no_leaks(void** state) {
   (void)state;
-  gtstorage_stats s = {sizeof s, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gtstorage_stats s = GTSTORAGE_STATS_INIT;
   if (gtstorage_get_stats(&s) != GTSTORAGE_OK) return -1;
   return (s.live_handles == 0 && s.live_buffers == 0 && s.device_bytes == 0) ? 0 : -1;
 }

@@ -398,7 +398,158 @@ class gpu_backend final : public backend {
       allocs_.erase(it);
     }
     note_allocation(r.kind, -static_cast<int64_t>(r.bytes));
+    if (r.pooled && r.kind == memory_kind::pinned_host) {
+      block_cache::block b;
+      b.ptr = r.base;
+      b.bytes = r.usable;
+      b.alignment = pinned_alignment;
+      b.device = r.device;
+      if (pinned_pool_.put(b)) return;
+      pinned_pool_.released(r.usable);
+    } else if (r.pooled) {
+      // Back to the device's pool behind the work queued on the stream before the release; the
+      // block is reused only after that work (stream-ordered reuse).
+      int prev = -1;
+      if (gpuGetDevice(&prev) != gpuSuccess) prev = -1;
+      const bool switch_dev = prev != r.device && gpuSetDevice(r.device) == gpuSuccess;
+      if (gpuFreeAsync(r.base, to_stream(r.stream)) != gpuSuccess) {
+        (void)gpuGetLastError();
+        if (gpuFreeAsync(r.base, nullptr) != gpuSuccess) {  // its stream is gone
+          (void)gpuGetLastError();
+          (void)gpuDeviceSynchronize();
+          (void)gpuFree(r.base);
+        }
+      }
+      (void)gpuGetLastError();
+      if (switch_dev && prev >= 0) (void)gpuSetDevice(prev);
+      return;
+    }
     raw_free(r.base, r.kind, r.device);
+  }
+
+  void* allocate_pooled(std::size_t bytes, std::size_t alignment, memory_kind kind, int device_id,
+                        uint64_t stream) override {
+    if (alignment == 0) alignment = 256;
+    const bool power_of_two = (alignment & (alignment - 1)) == 0;
+    if (kind == memory_kind::pinned_host && power_of_two && alignment <= pinned_alignment) {
+      return allocate_pinned_pooled(bytes, device_id);
+    }
+    if (kind == memory_kind::device) {
+      const int dev = checked_device(device_id);
+      if (gpuMemPool_t pool = storage_pool_for(dev)) {
+        return allocate_device_pooled(bytes, alignment, power_of_two, dev, pool, stream);
+      }
+    }
+    return allocate(bytes, alignment, kind, device_id);
+  }
+
+  pool_counters pool_stats(pool_memory memory) noexcept override {
+    try {
+      if (memory == pool_memory::pinned_host) return pinned_pool_.counters();
+      pool_counters c;
+      if (count_.load(std::memory_order_acquire) == 0) return c;
+      c.limit_bytes = device_pool_limit();  // per device
+      if (c.limit_bytes < 0) {
+        gpuDeviceProp prop{};
+        c.limit_bytes = gpuGetDeviceProperties(&prop, 0) == gpuSuccess
+                            ? static_cast<int64_t>(prop.totalGlobalMem / 4)
+                            : 0;
+        (void)gpuGetLastError();
+      }
+      c.held_blocks = -1;  // the runtime does not say
+      for (int dev = 0; dev < count_.load(std::memory_order_acquire); ++dev) {
+        dev_info& d = info(dev);
+        std::lock_guard<std::mutex> lock(d.mu);
+        if (d.storage_pool == nullptr) continue;
+        uint64_t reserved = 0, used_now = 0, high = 0;
+        device_guard g(dev);
+        if (gpuMemPoolGetAttribute(d.storage_pool, gpuMemPoolAttrReservedMemCurrent, &reserved) !=
+                gpuSuccess ||
+            gpuMemPoolGetAttribute(d.storage_pool, gpuMemPoolAttrUsedMemCurrent, &used_now) !=
+                gpuSuccess ||
+            gpuMemPoolGetAttribute(d.storage_pool, gpuMemPoolAttrReservedMemHigh, &high) !=
+                gpuSuccess) {
+          (void)gpuGetLastError();
+          continue;
+        }
+        c.held_bytes += static_cast<int64_t>(reserved - std::min(reserved, used_now));
+        c.in_use_bytes += static_cast<int64_t>(used_now);
+        c.high_water_bytes += static_cast<int64_t>(high);
+        c.hits += d.pool_hits;
+        c.misses += d.pool_misses;
+        c.evictions += d.pool_evictions;
+      }
+      return c;
+    } catch (...) {
+      // A runtime call failed in a way check() reports: the counters stay as they were.
+    }
+    return {};
+  }
+
+  int64_t pool_trim(pool_memory memory, int64_t keep_bytes) noexcept override {
+    try {
+      if (memory == pool_memory::pinned_host) return pinned_pool_.trim(keep_bytes);
+      int64_t freed = 0;
+      for (int dev = 0; dev < count_.load(std::memory_order_acquire); ++dev) {
+        dev_info& d = info(dev);
+        std::lock_guard<std::mutex> lock(d.mu);
+        if (d.storage_pool == nullptr) continue;
+        device_guard g(dev);
+        uint64_t before = 0, after = 0;
+        (void)gpuMemPoolGetAttribute(d.storage_pool, gpuMemPoolAttrReservedMemCurrent, &before);
+        (void)gpuMemPoolTrimTo(d.storage_pool, static_cast<std::size_t>(keep_bytes));
+        (void)gpuMemPoolGetAttribute(d.storage_pool, gpuMemPoolAttrReservedMemCurrent, &after);
+        (void)gpuGetLastError();
+        if (before > after) {
+          freed += static_cast<int64_t>(before - after);
+          d.pool_evictions += 1;
+        }
+      }
+      return freed;
+    } catch (...) {
+      // A runtime call failed in a way check() reports: the counters stay as they were.
+    }
+    return 0;
+  }
+
+  void pool_set_limit(pool_memory memory, int64_t limit_bytes) noexcept override {
+    try {
+      if (memory == pool_memory::pinned_host) {
+        pinned_pool_.set_limit(limit_bytes);
+        return;
+      }
+      device_limit_.store(limit_bytes, std::memory_order_relaxed);
+      for (int dev = 0; dev < count_.load(std::memory_order_acquire); ++dev) {
+        dev_info& d = info(dev);
+        std::lock_guard<std::mutex> lock(d.mu);
+        if (d.storage_pool == nullptr) continue;
+        device_guard g(dev);
+        uint64_t keep = static_cast<uint64_t>(limit_bytes);
+        (void)gpuMemPoolSetAttribute(d.storage_pool, gpuMemPoolAttrReleaseThreshold, &keep);
+        (void)gpuMemPoolTrimTo(d.storage_pool, static_cast<std::size_t>(limit_bytes));
+        (void)gpuGetLastError();
+      }
+    } catch (...) {
+      // A runtime call failed in a way check() reports: the counters stay as they were.
+    }
+  }
+
+  void pool_reset_counters() noexcept override {
+    try {
+      pinned_pool_.reset_counters();
+      for (int dev = 0; dev < count_.load(std::memory_order_acquire); ++dev) {
+        dev_info& d = info(dev);
+        std::lock_guard<std::mutex> lock(d.mu);
+        d.pool_hits = d.pool_misses = d.pool_evictions = 0;
+        if (d.storage_pool == nullptr) continue;
+        device_guard g(dev);
+        uint64_t zero = 0;
+        (void)gpuMemPoolSetAttribute(d.storage_pool, gpuMemPoolAttrReservedMemHigh, &zero);
+        (void)gpuGetLastError();
+      }
+    } catch (...) {
+      // A runtime call failed in a way check() reports: the counters stay as they were.
+    }
   }
 
   void copy(void* dst, const void* src, std::size_t bytes, direction dir,
@@ -660,6 +811,9 @@ class gpu_backend final : public backend {
     std::size_t bytes = 0;
     memory_kind kind = memory_kind::device;
     int device = 0;
+    bool pooled = false;   // pinned: back to pinned_pool_; device: cudaFreeAsync into its pool
+    std::size_t usable = 0;  // pinned pooled: bytes of the block at base
+    uint64_t stream = 0;   // device pooled: the stream the block is freed on
   };
   struct dev_info {
     int sms = 1;
@@ -671,6 +825,11 @@ class gpu_backend final : public backend {
     std::mutex mu;
     bool pool_tried = false;
     gpuMemPool_t pool = nullptr;
+    // The pool of storages' device memory (allocate_pooled), created on first use.
+    bool storage_pool_tried = false;
+    gpuMemPool_t storage_pool = nullptr;
+    int64_t pool_hits = 0, pool_misses = 0, pool_evictions = 0;
+    int64_t pool_high_base = 0;  // reserved bytes at the last counter reset
     gpuStream_t helper = nullptr;
   };
 
@@ -852,6 +1011,127 @@ class gpu_backend final : public backend {
             GTS_GPU_FN(StreamCreateWithFlags));
     }
     return d.helper;
+  }
+
+  // ---- pools of storage memory (allocate_pooled) ----------------------------------------------
+  // Pinned blocks come page-aligned from the runtime; pooled requests need at most that.
+  static constexpr std::size_t pinned_alignment = 4096;
+
+  static void release_pinned(const block_cache::block& b) noexcept {
+    raw_free(b.ptr, memory_kind::pinned_host, b.device);
+  }
+
+  void* allocate_pinned_pooled(std::size_t bytes, int device_id) {
+    const int dev = checked_device(device_id);
+    const std::size_t want = bytes == 0 ? 1 : bytes;
+    block_cache::block b;
+    void* base = nullptr;
+    std::size_t usable = want;
+    if (pinned_pool_.counters().limit_bytes > 0 &&
+        pinned_pool_.take(want, want, pinned_alignment, dev, b)) {
+      base = b.ptr;
+      usable = b.bytes;
+    } else {
+      base = raw_allocate(want, memory_kind::pinned_host, dev);
+      pinned_pool_.allocated(want);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      allocs_[reinterpret_cast<uintptr_t>(base)] =
+          record{base, bytes, memory_kind::pinned_host, dev, true, usable, 0};
+    }
+    note_allocation(memory_kind::pinned_host, static_cast<int64_t>(bytes));
+    return base;
+  }
+
+  void* allocate_device_pooled(std::size_t bytes, std::size_t alignment, bool power_of_two,
+                               int dev, gpuMemPool_t pool, uint64_t stream) {
+    const std::size_t want = bytes == 0 ? 1 : bytes;
+    // Pool blocks are 256-byte aligned like cudaMalloc's; larger or odd alignments over-allocate.
+    const std::size_t extra = !power_of_two ? alignment - 1 : alignment > 256 ? alignment : 0;
+    if (want > SIZE_MAX - extra) {
+      fail(error_kind::overflow, "bytes: " + std::to_string(bytes) + " plus alignment " +
+                                     std::to_string(alignment) + " overflows");
+    }
+    const std::size_t total = want + extra;
+    device_guard g(dev);
+    mark_used(dev);
+    dev_info& d = info(dev);
+    void* base = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(d.mu);
+      uint64_t before = 0, after = 0;
+      (void)gpuMemPoolGetAttribute(pool, gpuMemPoolAttrReservedMemCurrent, &before);
+      gpuError_t e = gpuMallocFromPoolAsync(&base, total, pool, to_stream(stream));
+      if (e == gpuErrorMemoryAllocation) {
+        // Out of device memory: give back what the pools keep, then try once more.
+        (void)gpuGetLastError();
+        (void)gpuDeviceSynchronize();
+        (void)gpuMemPoolTrimTo(pool, 0);
+        (void)gpuGetLastError();
+        e = gpuMallocFromPoolAsync(&base, total, pool, to_stream(stream));
+      }
+      if (e != gpuSuccess) {
+        raise_error(e, std::string(GTS_GPU_FN(MallocFromPoolAsync)) + " of " +
+                           std::to_string(total) + " bytes on device " + std::to_string(dev));
+      }
+      (void)gpuMemPoolGetAttribute(pool, gpuMemPoolAttrReservedMemCurrent, &after);
+      (void)gpuGetLastError();
+      (after > before ? d.pool_misses : d.pool_hits) += 1;
+    }
+    const uintptr_t b = reinterpret_cast<uintptr_t>(base);
+    const uintptr_t a = power_of_two ? (b + alignment - 1) & ~(uintptr_t(alignment) - 1)
+                                     : b + (alignment - b % alignment) % alignment;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      allocs_[a] = record{base, bytes, memory_kind::device, dev, true, total, stream};
+    }
+    note_allocation(memory_kind::device, static_cast<int64_t>(bytes));
+    return reinterpret_cast<void*>(a);
+  }
+
+  // The limit on device memory a storage pool keeps: set by gtstorage_pool_set_limit, else
+  // GTSTORAGE_POOL / GTSTORAGE_POOL_LIMIT, else (-1) a quarter of each device's memory.
+  int64_t device_pool_limit() noexcept {
+    int64_t v = device_limit_.load(std::memory_order_relaxed);
+    if (v == -2) {
+      v = pool_limit_from_environment(-1);
+      int64_t expected = -2;
+      device_limit_.compare_exchange_strong(expected, v, std::memory_order_relaxed);
+      v = device_limit_.load(std::memory_order_relaxed);
+    }
+    return v;
+  }
+
+  // The pool storages' device memory comes from on @p dev (null: not pooled, because the limit
+  // is 0 or the device has no stream-ordered pools).
+  gpuMemPool_t storage_pool_for(int dev) {
+    const int64_t limit = device_pool_limit();
+    if (limit == 0) return nullptr;
+    dev_info& d = info(dev);
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (!d.storage_pool_tried) {
+      d.storage_pool_tried = true;
+      if (d.pools) {
+        device_guard g(dev);
+        gpuMemPoolProps props{};
+        props.allocType = gpuMemAllocationTypePinned;
+        props.location.type = gpuMemLocationTypeDevice;
+        props.location.id = dev;
+        gpuMemPool_t pool = nullptr;
+        if (gpuMemPoolCreate(&pool, &props) == gpuSuccess) {
+          gpuDeviceProp prop{};
+          const uint64_t total =
+              gpuGetDeviceProperties(&prop, dev) == gpuSuccess ? prop.totalGlobalMem : 0;
+          uint64_t keep = limit > 0 ? static_cast<uint64_t>(limit) : total / 4;
+          if (gpuMemPoolSetAttribute(pool, gpuMemPoolAttrReleaseThreshold, &keep) == gpuSuccess) {
+            d.storage_pool = pool;
+          }
+        }
+        (void)gpuGetLastError();
+      }
+    }
+    return d.storage_pool;
   }
 
   // The library's staging pool on @p dev (null: the device has no pools, use cudaMalloc). Its
@@ -1141,6 +1421,8 @@ class gpu_backend final : public backend {
   std::atomic<uint64_t> used_mask_{0};
   std::mutex mu_;
   std::map<uintptr_t, record> allocs_;
+  block_cache pinned_pool_{release_pinned, pool_limit_from_environment(physical_memory_bytes() / 8)};
+  std::atomic<int64_t> device_limit_{-2};  // -2: not read yet; -1: a quarter of each device
   std::map<uint64_t, int> streams_;  // created here -> device
   std::map<uint64_t, int> events_;   // created here -> device
 };

@@ -71,6 +71,11 @@ using gpuMemPoolProps = hipMemPoolProps;
 #define gpuMemPoolSetAttribute hipMemPoolSetAttribute
 #define gpuMemPoolTrimTo hipMemPoolTrimTo
 #define gpuMemPoolAttrReleaseThreshold hipMemPoolAttrReleaseThreshold
+#define gpuMemPoolGetAttribute hipMemPoolGetAttribute
+#define gpuMemPoolAttrReservedMemCurrent hipMemPoolAttrReservedMemCurrent
+#define gpuMemPoolAttrReservedMemHigh hipMemPoolAttrReservedMemHigh
+#define gpuMemPoolAttrUsedMemCurrent hipMemPoolAttrUsedMemCurrent
+#define gpuMemPoolAttrUsedMemHigh hipMemPoolAttrUsedMemHigh
 #define gpuMemAllocationTypePinned hipMemAllocationTypePinned
 #define gpuMemLocationTypeDevice hipMemLocationTypeDevice
 #define gpuMemcpyAsync hipMemcpyAsync
@@ -240,6 +245,11 @@ using gpuMemLocation = cudaMemLocation;
 #define gpuMemPoolSetAttribute cudaMemPoolSetAttribute
 #define gpuMemPoolTrimTo cudaMemPoolTrimTo
 #define gpuMemPoolAttrReleaseThreshold cudaMemPoolAttrReleaseThreshold
+#define gpuMemPoolGetAttribute cudaMemPoolGetAttribute
+#define gpuMemPoolAttrReservedMemCurrent cudaMemPoolAttrReservedMemCurrent
+#define gpuMemPoolAttrReservedMemHigh cudaMemPoolAttrReservedMemHigh
+#define gpuMemPoolAttrUsedMemCurrent cudaMemPoolAttrUsedMemCurrent
+#define gpuMemPoolAttrUsedMemHigh cudaMemPoolAttrUsedMemHigh
 #define gpuMemAllocationTypePinned cudaMemAllocationTypePinned
 #define gpuMemLocationTypeDevice cudaMemLocationTypeDevice
 #define gpuMemcpyAsync cudaMemcpyAsync

@@ -1,0 +1,37 @@
+// Pools (see pools.hpp). The device-side pools belong to the backend that allocated from them;
+// the active backend is the one asked (a switch of backends is only allowed with no device
+// storage alive, and the old backend's pools are then empty of blocks in use).
+#include "storage/pools.hpp"
+
+#include "device/device_backend.hpp"
+#include "memory/host_allocator.hpp"
+
+namespace gts {
+
+pool_counters pool_stats(pool_memory memory) {
+  if (memory == pool_memory::host) return host_pool().counters();
+  return device::active().pool_stats(memory);
+}
+
+void pool_trim(pool_memory memory, int64_t keep_bytes) {
+  if (memory == pool_memory::host) {
+    host_pool().trim(keep_bytes);
+  } else {
+    device::active().pool_trim(memory, keep_bytes);
+  }
+}
+
+void pool_set_limit(pool_memory memory, int64_t limit_bytes) {
+  if (memory == pool_memory::host) {
+    host_pool().set_limit(limit_bytes);
+  } else {
+    device::active().pool_set_limit(memory, limit_bytes);
+  }
+}
+
+void pool_reset_counters() {
+  host_pool().reset_counters();
+  device::active().pool_reset_counters();
+}
+
+}  // namespace gts
