@@ -135,73 +135,17 @@ intptr_t tfh_address(gtstorage_handle h, const int64_t* idx) {
   return (intptr_t)p;
 }
 
-/* sizeof and offsetof(last field) of ABI struct number `which` (order as in the Fortran test);
- * -1 for an unknown number. */
-int64_t tfh_struct_size(int32_t which) {
-  switch (which) {
-    case 1:
-      return (int64_t)sizeof(gtstorage_array);
-    case 2:
-      return (int64_t)sizeof(gtstorage_create_options);
-    case 3:
-      return (int64_t)sizeof(gtstorage_wrap_options);
-    case 4:
-      return (int64_t)sizeof(gtstorage_plan_info);
-    case 5:
-      return (int64_t)sizeof(gtstorage_preset_info);
-    case 6:
-      return (int64_t)sizeof(gtstorage_slice_spec);
-    case 7:
-      return (int64_t)sizeof(gtstorage_interface_info);
-    case 8:
-      return (int64_t)sizeof(gtstorage_stats);
-    case 9:
-      return (int64_t)sizeof(gtstorage_transfer_stats);
-    default:
-      return -1;
-  }
+/* Size and field offsets of every struct of the header, generated from it (tools/gen_bindings.py)
+ * like the bind(C) types they are compared with. which and field count from 1; -1 if out of
+ * range. */
+#include "abi_layout_gen.h"
+
+int64_t tfh_abi_size(int32_t which) {
+  return which >= 1 && which <= tfh_abi_nstructs ? tfh_abi_sizes[which - 1] : -1;
 }
 
-int64_t tfh_struct_last_offset(int32_t which) {
-  switch (which) {
-    case 1:
-      return (int64_t)offsetof(gtstorage_array, dtype);
-    case 2:
-      return (int64_t)offsetof(gtstorage_create_options, source);
-    case 3:
-      return (int64_t)offsetof(gtstorage_wrap_options, reserved);
-    case 4:
-      return (int64_t)offsetof(gtstorage_plan_info, device);
-    case 5:
-      return (int64_t)offsetof(gtstorage_preset_info, base_layout);
-    case 6:
-      return (int64_t)offsetof(gtstorage_slice_spec, reserved);
-    case 7:
-      return (int64_t)offsetof(gtstorage_interface_info, stream);
-    case 8:
-      return (int64_t)offsetof(gtstorage_stats, d2h_bytes);
-    case 9:
-      return (int64_t)offsetof(gtstorage_transfer_stats, d2h_bytes);
-    default:
-      return -1;
-  }
-}
-
-/* Offsets of middle fields whose position depends on padding rules (char arrays followed by
- * int64, pointers after int32 pairs): a mismatch there would shift every later field. */
-int64_t tfh_struct_field_offset(int32_t which) {
-  switch (which) {
-    case 2:
-      return (int64_t)offsetof(gtstorage_create_options, alignment_bytes);
-    case 3:
-      return (int64_t)offsetof(gtstorage_wrap_options, release);
-    case 4:
-      return (int64_t)offsetof(gtstorage_plan_info, itemsize);
-    case 5:
-      return (int64_t)offsetof(gtstorage_preset_info, alignment);
-    case 7:
-      return (int64_t)offsetof(gtstorage_interface_info, itemsize);
-    default:
-      return -1;
-  }
+int64_t tfh_abi_offset(int32_t which, int32_t field) {
+  if (which < 1 || which > tfh_abi_nstructs || field < 1 || field > tfh_abi_nfields[which - 1])
+    return -1;
+  return tfh_abi_offsets[which - 1][field - 1];
 }

@@ -10,8 +10,7 @@ module gts_testing
   implicit none
   private
   public :: check, check_status, check_contains, report, c_index, read_c, write_c, address_c, &
-            addr, live_handles, itoa, tfh_struct_size, tfh_struct_last_offset, &
-            tfh_struct_field_offset
+            addr, live_handles, itoa, tfh_abi_size, tfh_abi_offset
 
   integer, save :: n_checks = 0, n_failed = 0
 
@@ -36,21 +35,16 @@ module gts_testing
       integer(c_int64_t), intent(in) :: idx(*)
       integer(c_intptr_t) :: a
     end function tfh_address
-    function tfh_struct_size(which) bind(C, name="tfh_struct_size") result(n)
+    function tfh_abi_size(which) bind(C, name="tfh_abi_size") result(n)
       import :: c_int32_t, c_int64_t
       integer(c_int32_t), value :: which
       integer(c_int64_t) :: n
-    end function tfh_struct_size
-    function tfh_struct_last_offset(which) bind(C, name="tfh_struct_last_offset") result(n)
+    end function tfh_abi_size
+    function tfh_abi_offset(which, field) bind(C, name="tfh_abi_offset") result(n)
       import :: c_int32_t, c_int64_t
-      integer(c_int32_t), value :: which
+      integer(c_int32_t), value :: which, field
       integer(c_int64_t) :: n
-    end function tfh_struct_last_offset
-    function tfh_struct_field_offset(which) bind(C, name="tfh_struct_field_offset") result(n)
-      import :: c_int32_t, c_int64_t
-      integer(c_int32_t), value :: which
-      integer(c_int64_t) :: n
-    end function tfh_struct_field_offset
+    end function tfh_abi_offset
   end interface
 
 contains

@@ -6,7 +6,8 @@ Checked (registered as the CTest test packaging.versions, see CMakeLists.txt her
     wheel's version) and the version CMake configured (PROJECT_VERSION);
   - pyproject.toml declares the version dynamic (no second, hand-written number);
   - the header's GTSTORAGE_VERSION_MAJOR/MINOR/PATCH, and GTSTORAGE_VERSION_NUMBER as compiled;
-  - the Fortran module's GTSTORAGE_VERSION_MAJOR/MINOR/PATCH (bindings/fortran/gtstorage.f90);
+  - the Fortran module's GTSTORAGE_VERSION_MAJOR/MINOR/PATCH (bindings/fortran/gtstorage.f90 and
+    the generated gtstorage_c_api.inc it includes);
   - the library's gtstorage_version_string() and gtstorage_version(), its file name
     (libgtstorage.so.x.y.z) and SONAME (libgtstorage.so.x);
   - the Python package: <build>/python/gtstorage/_version.py (generated), and no hard-coded
@@ -96,7 +97,10 @@ def main() -> int:
     # -- Fortran module (its own named constants) ------------------------------------------------
     f90 = os.path.join(src, "bindings", "fortran", "gtstorage.f90")
     if os.path.exists(f90):
-        text_f90 = read(f90)
+        # with the files it includes (the C ABI part is generated from the header)
+        text_f90 = re.sub(r'^[ \t]*include[ \t]+"([^"]+)"[ \t]*$',
+                          lambda m: read(os.path.join(os.path.dirname(f90), m.group(1))),
+                          read(f90), flags=re.M | re.I)
         parts = []
         for name in ("MAJOR", "MINOR", "PATCH"):
             m = re.search(rf"\bGTSTORAGE_VERSION_{name}\s*=\s*(\d+)", text_f90, re.I)

@@ -12,17 +12,10 @@ from gtstorage import _capi, _dlpack
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
+# Every struct of the header (the generated table, so a new struct is checked without an edit
+# here) and the DLPack structs the binding declares by hand.
 STRUCTS = {
-    "gtstorage_array": _capi.Array,
-    "gtstorage_create_options": _capi.CreateOptions,
-    "gtstorage_wrap_options": _capi.WrapOptions,
-    "gtstorage_dlpack_options": _capi.DlpackOptions,
-    "gtstorage_plan_info": _capi.PlanInfo,
-    "gtstorage_preset_info": _capi.PresetInfo,
-    "gtstorage_slice_spec": _capi.SliceSpec,
-    "gtstorage_interface_info": _capi.InterfaceInfo,
-    "gtstorage_stats": _capi.Stats,
-    "gtstorage_transfer_stats": _capi.TransferStats,
+    **_capi.STRUCTS,
     "DLDevice": _dlpack.DLDevice,
     "DLDataType": _dlpack.DLDataType,
     "DLTensor": _dlpack.DLTensor,
