@@ -116,7 +116,7 @@ tsan_build_and_tests() {
     -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF -DGTSTORAGE_BUILD_BENCH=OFF &&
     cmake --build "$tsan_build" -j "$GTS_JOBS" --target test_threads test_sim_runtime \
       test_sim_backend test_sim_storage test_sync_state_machine test_device_backends \
-      test_dlpack_import test_edge_shapes test_alignment_gt4py || return 1
+      test_dlpack_import test_edge_shapes test_alignment_gt4py test_pools || return 1
   # GCC 12's TSan runtime does not expect the address-space layout of kernels with high mmap
   # randomization; without ASLR (where the sandbox allows it) it runs on any of them.
   local ctest_runner=()
@@ -124,7 +124,7 @@ tsan_build_and_tests() {
   # One OpenMP thread: libgomp is not instrumented, so TSan cannot see its barriers and would
   # report the host kernels' worker threads (which are not what this step checks).
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=1 \
-    run_ctest "$tsan_build" -R '^c\.test_threads$' &&
+    run_ctest "$tsan_build" -R '^c\.test_(threads|pools)$' &&
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=1 \
       run_ctest "$tsan_build" -L simgpu
 }

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Dict, List
 
-from . import _capi
+from . import _args, _capi
 from ._capi import (
     GTDeviceError,
     GTDriverTooOldError,
@@ -74,7 +74,8 @@ __all__ = [
     "GTUnknownPresetError", "GTUnsupportedError", "GTValueError", "SoftwareManagedGPUStorage",
     "Storage", "SyncState", "as_storage", "asstorage", "device_count", "empty", "empty_like",
     "from_array", "full", "full_like", "gdp3", "get_device_backend", "get_stats", "library_path",
-    "library_version", "ones", "ones_like", "plan", "presets", "reset_transfer_stats",
+    "library_version", "ones", "ones_like", "plan", "pool_set_limit", "pool_stats", "pool_trim",
+    "presets", "reset_transfer_stats",
     "set_device", "set_device_backend", "storage", "zeros", "zeros_like",
 ]
 
@@ -89,6 +90,45 @@ def get_stats() -> Dict[str, int]:
 def reset_transfer_stats() -> None:
     """Sets the library-wide host<->device transfer counters of :func:`get_stats` to zero."""
     _check(_lib.gtstorage_reset_transfer_stats(), "reset_transfer_stats")
+
+
+_POOL_MEMORIES = {"host": _capi.MEMORY_HOST, "pinned_host": _capi.MEMORY_PINNED_HOST,
+                  "device": _capi.MEMORY_DEVICE, "all": _capi.MEMORY_ALL}
+
+
+def _pool_memory(memory: str, context: str, allow_all: bool = True) -> int:
+    if not isinstance(memory, str):
+        raise TypeError(f"{context}: memory must be a str, got {memory!r}")
+    names = [k for k in _POOL_MEMORIES if allow_all or k != "all"]
+    if memory not in names:
+        raise ValueError(f"{context}: memory must be one of {names}, got {memory!r}")
+    return _POOL_MEMORIES[memory]
+
+
+def pool_stats(memory: str = "host") -> Dict[str, int]:
+    """Counters of the memory pool of ``memory`` ("host", "pinned_host" or "device"): bytes and
+    blocks held for reuse, bytes in use, high-water mark, hits, misses, evictions and the limit
+    (see docs/memory-pools.md)."""
+    m = _pool_memory(memory, "pool_stats", allow_all=False)
+    out = _capi.new_struct(_capi.PoolStats)
+    _check(_lib.gtstorage_pool_get_stats(m, ctypes.byref(out)), "pool_stats")
+    return {name: int(getattr(out, name)) for name, _ in _capi.PoolStats._fields_[2:]}
+
+
+def pool_trim(memory: str = "all", keep_bytes: int = 0) -> None:
+    """Frees blocks the pool of ``memory`` ("host", "pinned_host", "device" or "all") keeps,
+    least recently kept first, until at most ``keep_bytes`` are kept."""
+    m = _pool_memory(memory, "pool_trim")
+    keep = _args.int_scalar("pool_trim: keep_bytes", keep_bytes, 0)
+    _check(_lib.gtstorage_pool_trim(m, keep), "pool_trim")
+
+
+def pool_set_limit(memory: str, limit_bytes: int) -> None:
+    """Limits the bytes the pool of ``memory`` ("host", "pinned_host", "device" or "all") keeps
+    for reuse; 0 turns pooling off for that memory."""
+    m = _pool_memory(memory, "pool_set_limit")
+    limit = _args.int_scalar("pool_set_limit: limit_bytes", limit_bytes, 0)
+    _check(_lib.gtstorage_pool_set_limit(m, limit), "pool_set_limit")
 
 
 def presets() -> List[Dict[str, Any]]:

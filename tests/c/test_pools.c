@@ -1,0 +1,328 @@
+/* Memory pools through the public API: reuse of released blocks (same address, counted as a
+ * hit), the waste bound, zeros on a recycled block, uninitialized storages on a recycled block,
+ * limits, trim back to zero held bytes, threads, the 1.0-sized gtstorage_stats, bad input, and
+ * the device pool on the emulated device (the real GPU backend over the simulated runtime). */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_common.h"
+
+static gtstorage_handle make(const int64_t* shape, uint32_t ndim, const char* preset, int32_t init) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = ndim;
+  o.shape = shape;
+  o.preset = preset;
+  o.init = init;
+  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
+  GTS_OK(gtstorage_create(&o, &h));
+  return h;
+}
+
+static void* host_data(gtstorage_handle h) {
+  void* p = NULL;
+  GTS_OK(gtstorage_data(h, GTSTORAGE_SIDE_HOST, &p));
+  return p;
+}
+
+static gtstorage_pool_stats pool(int32_t memory) {
+  gtstorage_pool_stats s = GTSTORAGE_POOL_STATS_INIT;
+  GTS_OK(gtstorage_pool_get_stats(memory, &s));
+  return s;
+}
+
+/* Every test starts from empty pools with the default limit back. */
+static int reset_pools(void** state) {
+  (void)state;
+  if (gtstorage_pool_set_limit(GTSTORAGE_MEMORY_HOST, INT64_C(1) << 32) != GTSTORAGE_OK) return -1;
+  if (gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0) != GTSTORAGE_OK) return -1;
+  return gts_test_setup(state);
+}
+
+static void released_block_is_reused(void** state) {
+  (void)state;
+  const int64_t shape[3] = {64, 64, 32}; /* 1 MiB of <f8 */
+  gtstorage_handle a = make(shape, 3, "numpy", GTSTORAGE_INIT_ZEROS);
+  void* first = host_data(a);
+  memset(first, 0x5a, 64 * 64 * 32 * 8); /* the next user must not see this through zeros */
+  GTS_OK(gtstorage_release(a));
+  const gtstorage_pool_stats held = pool(GTSTORAGE_MEMORY_HOST);
+  assert_true(held.held_bytes >= 64 * 64 * 32 * 8);
+  assert_int_equal(held.held_blocks, 1);
+
+  gtstorage_handle b = make(shape, 3, "numpy", GTSTORAGE_INIT_ZEROS);
+  assert_ptr_equal(host_data(b), first); /* the same block again */
+  const double* v = (const double*)host_data(b);
+  for (int64_t i = 0; i < 64 * 64 * 32; ++i) {
+    if (v[i] != 0.0) fail_msg("element %lld of a recycled zeros() is %g", (long long)i, v[i]);
+  }
+  const gtstorage_pool_stats after = pool(GTSTORAGE_MEMORY_HOST);
+  assert_int_equal(after.hits, held.hits + 1);
+  assert_int_equal(after.held_blocks, 0);
+  assert_int_equal(after.held_bytes, 0);
+  /* Library-wide counters add the pools up. */
+  gtstorage_stats s = GTSTORAGE_STATS_INIT;
+  GTS_OK(gtstorage_get_stats(&s));
+  assert_true(s.pool_hits >= after.hits);
+  assert_true(s.pool_high_water_bytes >= 64 * 64 * 32 * 8);
+  GTS_OK(gtstorage_release(b));
+}
+
+static void uninitialized_keeps_contents(void** state) {
+  (void)state;
+  /* empty() on a recycled block touches nothing: the bytes are the last user's. */
+  const int64_t shape[1] = {1 << 17};
+  gtstorage_handle a = make(shape, 1, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  double* p = (double*)host_data(a);
+  p[12345] = 42.0;
+  GTS_OK(gtstorage_release(a));
+  gtstorage_handle b = make(shape, 1, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  assert_ptr_equal(host_data(b), p);
+  assert_true(((double*)host_data(b))[12345] == 42.0);
+  GTS_OK(gtstorage_release(b));
+}
+
+static void waste_bound(void** state) {
+  (void)state;
+  const int64_t big[1] = {1 << 17};   /* 1 MiB */
+  const int64_t small[1] = {1 << 16}; /* 512 KiB: a kept 1 MiB block would waste half */
+  const int64_t close[1] = {(1 << 17) - 1000};
+  gtstorage_handle a = make(big, 1, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  void* p = host_data(a);
+  GTS_OK(gtstorage_release(a));
+  gtstorage_handle b = make(small, 1, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  assert_ptr_not_equal(host_data(b), p);
+  gtstorage_handle c = make(close, 1, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  assert_ptr_equal(host_data(c), p); /* within 1/8: reused */
+  GTS_OK(gtstorage_release(b));
+  GTS_OK(gtstorage_release(c));
+}
+
+static void limit_and_trim(void** state) {
+  (void)state;
+  const int64_t shape[1] = {1 << 17};
+  gtstorage_handle h[4];
+  for (int i = 0; i < 4; ++i) h[i] = make(shape, 1, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  /* A limit of 2.5 blocks keeps the two most recently released. */
+  GTS_OK(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_HOST, (INT64_C(5) << 20) / 2));
+  for (int i = 0; i < 4; ++i) GTS_OK(gtstorage_release(h[i]));
+  gtstorage_pool_stats s = pool(GTSTORAGE_MEMORY_HOST);
+  assert_int_equal(s.held_blocks, 2);
+  assert_true(s.held_bytes <= s.limit_bytes);
+  assert_int_equal(s.limit_bytes, (INT64_C(5) << 20) / 2);
+  assert_true(s.evictions >= 2);
+  /* Trim to one block, then to nothing. */
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_HOST, INT64_C(1) << 20));
+  assert_int_equal(pool(GTSTORAGE_MEMORY_HOST).held_blocks, 1);
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  s = pool(GTSTORAGE_MEMORY_HOST);
+  assert_int_equal(s.held_bytes, 0);
+  assert_int_equal(s.held_blocks, 0);
+  gtstorage_stats g = GTSTORAGE_STATS_INIT;
+  GTS_OK(gtstorage_get_stats(&g));
+  assert_int_equal(g.pool_held_bytes, 0);
+  assert_int_equal(g.host_bytes, 0);
+  /* Limit 0: pooling off, a release frees at once. */
+  GTS_OK(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_HOST, 0));
+  gtstorage_handle a = make(shape, 1, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  GTS_OK(gtstorage_release(a));
+  assert_int_equal(pool(GTSTORAGE_MEMORY_HOST).held_bytes, 0);
+}
+
+struct worker_arg {
+  int id;
+  int failures;
+};
+
+static void* worker(void* p) {
+  struct worker_arg* w = (struct worker_arg*)p;
+  for (int i = 0; i < 200; ++i) {
+    const int64_t shape[1] = {1024 + 512 * ((i + w->id) % 5)};
+    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    o.ndim = 1;
+    o.shape = shape;
+    o.init = GTSTORAGE_INIT_ZEROS;
+    gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
+    if (gtstorage_create(&o, &h) != GTSTORAGE_OK) {
+      ++w->failures;
+      continue;
+    }
+    double* d = NULL;
+    if (gtstorage_data(h, GTSTORAGE_SIDE_HOST, (void**)&d) != GTSTORAGE_OK) ++w->failures;
+    for (int64_t k = 0; d != NULL && k < shape[0]; ++k) {
+      if (d[k] != 0.0) ++w->failures; /* another thread's data in a zeros() */
+      d[k] = w->id + 1;
+    }
+    if (gtstorage_release(h) != GTSTORAGE_OK) ++w->failures;
+  }
+  return NULL;
+}
+
+static void threads_share_the_pool(void** state) {
+  (void)state;
+  pthread_t t[4];
+  struct worker_arg a[4];
+  for (int i = 0; i < 4; ++i) {
+    a[i].id = i;
+    a[i].failures = 0;
+    assert_int_equal(pthread_create(&t[i], NULL, worker, &a[i]), 0);
+  }
+  for (int i = 0; i < 4; ++i) {
+    pthread_join(t[i], NULL);
+    assert_int_equal(a[i].failures, 0);
+  }
+  const gtstorage_pool_stats s = pool(GTSTORAGE_MEMORY_HOST);
+  assert_true(s.hits > 0);
+  assert_int_equal(s.in_use_bytes >= 0, 1);
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  assert_int_equal(pool(GTSTORAGE_MEMORY_HOST).held_bytes, 0);
+}
+
+static void stats_struct_of_1_0(void** state) {
+  (void)state;
+  /* A caller built against 1.0 knows gtstorage_stats up to d2h_bytes (72 bytes): accepted,
+   * filled up to its size, nothing written beyond. */
+  struct stats_1_0 {
+    uint32_t struct_size, reserved;
+    int64_t live_handles, live_buffers, host_bytes, device_bytes;
+    int64_t h2d_count, h2d_bytes, d2h_count, d2h_bytes;
+  };
+  struct {
+    struct stats_1_0 s;
+    unsigned char guard[64];
+  } box;
+  memset(&box, 0xee, sizeof box);
+  box.s.struct_size = sizeof(struct stats_1_0);
+  assert_int_equal(sizeof(struct stats_1_0), 72);
+  GTS_OK(gtstorage_get_stats((gtstorage_stats*)&box.s));
+  assert_int_equal(box.s.struct_size, 72);
+  assert_int_equal(box.s.reserved, 0);
+  assert_true(box.s.live_handles >= 0);
+  for (size_t i = 0; i < sizeof box.guard; ++i) assert_int_equal(box.guard[i], 0xee);
+  /* Any other size is refused with the rule in the message. */
+  box.s.struct_size = 80;
+  GTS_EXPECT(gtstorage_get_stats((gtstorage_stats*)&box.s), GTSTORAGE_ERROR_INVALID_ARGUMENT,
+             "out.struct_size");
+}
+
+static void bad_input(void** state) {
+  (void)state;
+  gtstorage_pool_stats s = GTSTORAGE_POOL_STATS_INIT;
+  GTS_EXPECT(gtstorage_pool_get_stats(7, &s), GTSTORAGE_ERROR_INVALID_ARGUMENT, "memory");
+  GTS_EXPECT(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_ALL, &s), GTSTORAGE_ERROR_INVALID_ARGUMENT,
+             "memory");
+  GTS_EXPECT(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_HOST, NULL),
+             GTSTORAGE_ERROR_INVALID_ARGUMENT, "out");
+  s.struct_size = 3;
+  GTS_EXPECT(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_HOST, &s), GTSTORAGE_ERROR_INVALID_ARGUMENT,
+             "out.struct_size");
+  GTS_EXPECT(gtstorage_pool_trim(-1, 0), GTSTORAGE_ERROR_INVALID_ARGUMENT, "memory");
+  GTS_EXPECT(gtstorage_pool_trim(GTSTORAGE_MEMORY_HOST, -5), GTSTORAGE_ERROR_INVALID_ARGUMENT,
+             "keep_bytes");
+  GTS_EXPECT(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_ALL, -1), GTSTORAGE_ERROR_INVALID_ARGUMENT,
+             "limit_bytes");
+  GTS_EXPECT(gtstorage_pool_set_limit(4, 0), GTSTORAGE_ERROR_INVALID_ARGUMENT, "memory");
+}
+
+/* The device pools, on the emulated device (skipped where the build has no device backend). */
+static int have_device(void) {
+  int32_t n = 0;
+  return gtstorage_device_count(&n) == GTSTORAGE_OK && n > 0;
+}
+
+/* Waits for the legacy stream, where storages' device blocks are released (through a small
+ * storage of its own, whose release is then queued there too). */
+static void wait_device(void) {
+  const int64_t one[1] = {1};
+  gtstorage_handle k = make(one, 1, "gt:gpu", GTSTORAGE_INIT_UNINITIALIZED);
+  GTS_OK(gtstorage_sync(k, GTSTORAGE_SYNC_WAIT_STREAM, 0));
+  GTS_OK(gtstorage_release(k));
+}
+
+static void device_blocks_are_reused(void** state) {
+  (void)state;
+  if (!have_device()) skip();
+  const int64_t shape[3] = {32, 32, 16};
+  const gtstorage_pool_stats before = pool(GTSTORAGE_MEMORY_DEVICE);
+  assert_true(before.limit_bytes > 0);
+  gtstorage_handle a = make(shape, 3, "gt:gpu", GTSTORAGE_INIT_UNINITIALIZED);
+  void* first = NULL;
+  GTS_OK(gtstorage_data(a, GTSTORAGE_SIDE_DEVICE, &first));
+  GTS_OK(gtstorage_release(a));
+  /* The release is queued behind the storage's stream; the block is kept once it ran. */
+  wait_device();
+  assert_true(pool(GTSTORAGE_MEMORY_DEVICE).held_bytes > 0);
+  gtstorage_handle b = make(shape, 3, "gt:gpu", GTSTORAGE_INIT_ZEROS);
+  void* again = NULL;
+  GTS_OK(gtstorage_data(b, GTSTORAGE_SIDE_DEVICE, &again));
+  assert_ptr_equal(again, first);
+  const gtstorage_pool_stats after = pool(GTSTORAGE_MEMORY_DEVICE);
+  assert_true(after.hits >= before.hits + 1);
+  assert_true(after.in_use_bytes > 0);
+  GTS_OK(gtstorage_release(b));
+  /* Pinned host memory for mirrors of a pinned host side. */
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = shape;
+  o.preset = "gt:gpu";
+  o.managed = GTSTORAGE_MANAGED_MIRROR;
+  o.host_memory = GTSTORAGE_HOST_PINNED;
+  gtstorage_handle m = GTSTORAGE_NULL_HANDLE;
+  GTS_OK(gtstorage_create(&o, &m));
+  void* pinned = host_data(m);
+  GTS_OK(gtstorage_release(m));
+  GTS_OK(gtstorage_create(&o, &m));
+  assert_ptr_equal(host_data(m), pinned);
+  assert_true(pool(GTSTORAGE_MEMORY_PINNED_HOST).hits >= 1);
+  GTS_OK(gtstorage_release(m));
+  /* Trim: nothing kept anywhere, no device or host bytes left. */
+  wait_device();
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  assert_int_equal(pool(GTSTORAGE_MEMORY_DEVICE).held_bytes, 0);
+  assert_int_equal(pool(GTSTORAGE_MEMORY_PINNED_HOST).held_bytes, 0);
+  gtstorage_stats g = GTSTORAGE_STATS_INIT;
+  GTS_OK(gtstorage_get_stats(&g));
+  assert_int_equal(g.device_bytes, 0);
+  assert_int_equal(g.pool_held_bytes, 0);
+  /* Limit 0: the device memory is not pooled (a fresh block each time, nothing kept). */
+  GTS_OK(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_DEVICE, 0));
+  gtstorage_handle c = make(shape, 3, "gt:gpu", GTSTORAGE_INIT_ZEROS);
+  GTS_OK(gtstorage_release(c));
+  wait_device();
+  assert_int_equal(pool(GTSTORAGE_MEMORY_DEVICE).held_bytes, 0);
+  GTS_OK(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_DEVICE, INT64_C(1) << 30));
+}
+
+/* Run with GTSTORAGE_POOL=0: every pool starts with limit 0 and keeps nothing. */
+static void environment_turns_pools_off(void** state) {
+  (void)state;
+  assert_int_equal(pool(GTSTORAGE_MEMORY_HOST).limit_bytes, 0);
+  assert_int_equal(pool(GTSTORAGE_MEMORY_PINNED_HOST).limit_bytes, 0);
+  assert_int_equal(pool(GTSTORAGE_MEMORY_DEVICE).limit_bytes, 0);
+  const int64_t shape[1] = {1 << 17};
+  gtstorage_handle a = make(shape, 1, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  GTS_OK(gtstorage_release(a));
+  const gtstorage_pool_stats s = pool(GTSTORAGE_MEMORY_HOST);
+  assert_int_equal(s.held_bytes, 0);
+  assert_int_equal(s.hits, 0);
+}
+
+int main(void) {
+  const char* env = getenv("GTSTORAGE_POOL");
+  if (env != NULL && strcmp(env, "0") == 0) {
+    const struct CMUnitTest off[] = {cmocka_unit_test(environment_turns_pools_off)};
+    return cmocka_run_group_tests(off, gts_group_setup, gts_group_teardown);
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(released_block_is_reused, reset_pools, gts_test_teardown),
+      cmocka_unit_test_setup_teardown(uninitialized_keeps_contents, reset_pools, gts_test_teardown),
+      cmocka_unit_test_setup_teardown(waste_bound, reset_pools, gts_test_teardown),
+      cmocka_unit_test_setup_teardown(limit_and_trim, reset_pools, gts_test_teardown),
+      cmocka_unit_test_setup_teardown(threads_share_the_pool, reset_pools, gts_test_teardown),
+      cmocka_unit_test_setup_teardown(stats_struct_of_1_0, reset_pools, gts_test_teardown),
+      cmocka_unit_test_setup_teardown(bad_input, reset_pools, gts_test_teardown),
+      cmocka_unit_test_setup_teardown(device_blocks_are_reused, reset_pools, gts_test_teardown),
+  };
+  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
+}
