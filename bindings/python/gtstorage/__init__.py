@@ -106,9 +106,20 @@ def _pool_memory(memory: str, context: str, allow_all: bool = True) -> int:
 
 
 def pool_stats(memory: str = "host") -> Dict[str, int]:
-    """Counters of the memory pool of ``memory`` ("host", "pinned_host" or "device"): bytes and
-    blocks held for reuse, bytes in use, high-water mark, hits, misses, evictions and the limit
-    (see docs/memory-pools.md)."""
+    """Counters of one memory pool.
+
+    Parameters
+    ----------
+    memory : str
+        ``"host"`` (pageable), ``"pinned_host"`` or ``"device"`` (every device together).
+
+    Returns
+    -------
+    dict
+        ``held_bytes``, ``held_blocks`` (kept for reuse; -1 where the runtime does not count),
+        ``in_use_bytes``, ``high_water_bytes``, ``hits``, ``misses``, ``evictions`` and
+        ``limit_bytes`` (0: not pooled).
+    """
     m = _pool_memory(memory, "pool_stats", allow_all=False)
     out = _capi.new_struct(_capi.PoolStats)
     _check(_lib.gtstorage_pool_get_stats(m, ctypes.byref(out)), "pool_stats")
@@ -116,16 +127,30 @@ def pool_stats(memory: str = "host") -> Dict[str, int]:
 
 
 def pool_trim(memory: str = "all", keep_bytes: int = 0) -> None:
-    """Frees blocks the pool of ``memory`` ("host", "pinned_host", "device" or "all") keeps,
-    least recently kept first, until at most ``keep_bytes`` are kept."""
+    """Frees kept blocks, least recently kept first, until at most ``keep_bytes`` are kept.
+
+    Parameters
+    ----------
+    memory : str
+        ``"host"``, ``"pinned_host"``, ``"device"`` or ``"all"``.
+    keep_bytes : int
+        Bytes the pool may keep afterwards (≥ 0; 0 frees every kept block).
+    """
     m = _pool_memory(memory, "pool_trim")
     keep = _args.int_scalar("pool_trim: keep_bytes", keep_bytes, 0)
     _check(_lib.gtstorage_pool_trim(m, keep), "pool_trim")
 
 
 def pool_set_limit(memory: str, limit_bytes: int) -> None:
-    """Limits the bytes the pool of ``memory`` ("host", "pinned_host", "device" or "all") keeps
-    for reuse; 0 turns pooling off for that memory."""
+    """Limits the bytes a pool keeps for reuse, freeing kept blocks beyond it at once.
+
+    Parameters
+    ----------
+    memory : str
+        ``"host"``, ``"pinned_host"``, ``"device"`` or ``"all"``.
+    limit_bytes : int
+        The limit (≥ 0); 0 turns pooling off for that memory.
+    """
     m = _pool_memory(memory, "pool_set_limit")
     limit = _args.int_scalar("pool_set_limit: limit_bytes", limit_bytes, 0)
     _check(_lib.gtstorage_pool_set_limit(m, limit), "pool_set_limit")
