@@ -299,6 +299,40 @@ void fill_serial(const problem& p, int itemsize, const void* value, bool nt) {
 
 // ---------------------------------------------------------------------------------- copy
 
+// Copies @p n rows of @p bytes (1..64) each: row i from s + i*ss to d + i*ds. Halo faces of the
+// contiguous dimension are such rows (3 items of a 518x518x134 field: 24 bytes per row); a call
+// to memcpy per row cost more than moving the row, so each row is two fixed-size moves that
+// overlap in the middle (loads first: the arrays do not overlap).
+template <int Chunk>
+void copy_short_rows(std::byte* d, int64_t ds, const std::byte* s, int64_t ss, int64_t n,
+                     int64_t bytes) {
+  struct chunk {
+    unsigned char b[Chunk];
+  };
+  const int64_t tail = bytes - Chunk;
+  for (int64_t i = 0; i < n; ++i, d += ds, s += ss) {
+    chunk lo, hi;
+    std::memcpy(&lo, s, Chunk);
+    std::memcpy(&hi, s + tail, Chunk);
+    std::memcpy(d, &lo, Chunk);
+    std::memcpy(d + tail, &hi, Chunk);
+  }
+}
+
+using short_rows_fn = void (*)(std::byte*, int64_t, const std::byte*, int64_t, int64_t, int64_t);
+
+// The short-row copy for rows of @p bytes (1..64): the largest chunk not above the row.
+short_rows_fn short_rows_for(int64_t bytes) {
+  if (bytes >= 32) return &copy_short_rows<32>;
+  if (bytes >= 16) return &copy_short_rows<16>;
+  if (bytes >= 8) return &copy_short_rows<8>;
+  if (bytes >= 4) return &copy_short_rows<4>;
+  if (bytes >= 2) return &copy_short_rows<2>;
+  return &copy_short_rows<1>;
+}
+
+constexpr int64_t short_row_bytes = 64;
+
 // Index of the dimension with the smallest source stride (the source's fastest), preferring
 // the destination's innermost dimension on ties.
 int source_inner(const problem& p) {
@@ -348,8 +382,7 @@ gather_fn gather_for(int size) {
   }
 }
 
-using transpose_fn = void (*)(std::byte*, int64_t, const std::byte*, int64_t, int64_t, int64_t,
-                              bool);
+using transpose_fn = void (*)(std::byte*, const std::byte*, const detail::transpose_geom&, bool);
 
 transpose_fn vector_transpose(const detail::simd_ops& ops, int size) {
   switch (size) {
@@ -383,6 +416,15 @@ void copy_serial(const problem& p, dtype dt, dtype st, bool nt) {
     if (same && da.ds == dsize && da.ss == ssize) {
       const auto bytes = static_cast<std::size_t>(da.n * dsize);
       const bool stream = nt && bytes >= 256;
+      if (!stream && da.n * dsize <= short_row_bytes && p.nd >= 2) {
+        // Short rows: the loop over the next dimension runs here, not through for_each_index.
+        const dim& rows = p.dims[p.nd - 2];
+        const short_rows_fn copy_rows = short_rows_for(da.n * dsize);
+        for_each_index(p.dims, p.nd - 2, p.dst, p.src, [&](std::byte* d, const std::byte* s) {
+          copy_rows(d, rows.ds, s, rows.ss, rows.n, da.n * dsize);
+        });
+        return;
+      }
       for_each_index(p.dims, p.nd - 1, p.dst, p.src, [&](std::byte* d, const std::byte* s) {
         if (stream) {
           ops.stream_copy(d, s, bytes);
@@ -401,15 +443,28 @@ void copy_serial(const problem& p, dtype dt, dtype st, bool nt) {
 
   const dim& db = p.dims[b];
   dim outer[max_ndim];
-  const int nouter = outer_dims(p, a, b, outer);
+  int nouter = outer_dims(p, a, b, outer);
 
   // Direct vector transpose for 4- and 8-byte items: their blocks write whole destination
   // lines, so large copies can stream them out with non-temporal stores.
   const transpose_fn tr = (dsize == 8 || dsize == 4) ? vector_transpose(ops, dsize) : nullptr;
   if (same && tr != nullptr && da.ds == dsize && db.ss == dsize && da.n >= 8 && db.n >= 8) {
-    for_each_index(outer, nouter, p.dst, p.src, [&](std::byte* d, const std::byte* s) {
-      tr(d, db.ds, s, da.ss, da.n, db.n, nt);
-    });
+    // z: an outer dimension walked inside the transpose's strips; the one in which the source
+    // rows continue (F order -> K fastest: J after I) makes them one long stream.
+    detail::transpose_geom g{da.n, db.n, 1, db.ds, 0, da.ss, 0};
+    int z = nouter - 1;
+    for (int k = 0; k < nouter; ++k) {
+      if (outer[k].ss == db.n * db.ss) z = k;
+    }
+    if (z >= 0) {
+      g.nz = outer[z].n;
+      g.dsz = outer[z].ds;
+      g.ssz = outer[z].ss;
+      std::copy(outer + z + 1, outer + nouter, outer + z);
+      --nouter;
+    }
+    for_each_index(outer, nouter, p.dst, p.src,
+                   [&](std::byte* d, const std::byte* s) { tr(d, s, g, nt); });
     if (nt) ops.fence();
     return;
   }
@@ -437,7 +492,8 @@ void copy_serial(const problem& p, dtype dt, dtype st, bool nt) {
         const int64_t ty = std::min(t, db.n - y0);
         const std::byte* s0 = s + x0 * da.ss + y0 * db.ss;
         if (vgather != nullptr) {
-          vgather(buf, tx * ssize, s0, da.ss, tx, ty, false);
+          const detail::transpose_geom g{tx, ty, 1, tx * ssize, 0, da.ss, 0};
+          vgather(buf, s0, g, false);
         } else {
           gather(buf, tx, s0, da.ss, db.ss, tx, ty);
         }

@@ -42,6 +42,16 @@ run_fn copy_run(int itemsize);
 uint16_t double_to_half(double value);
 double half_to_double(uint16_t bits);
 
+/// Geometry of a transposing copy: element (x, y, z) is at d + x*size + y*dsy + z*dsz in the
+/// destination and at s + x*ssx + y*size + z*ssz in the source. z is an outer dimension that the
+/// transposes walk inside each strip of x, so that source rows which continue in memory from one
+/// z to the next (ssz == ny*size) are read as one long stream.
+struct transpose_geom {
+  int64_t nx, ny, nz;
+  int64_t dsy, dsz;
+  int64_t ssx, ssz;
+};
+
 /// Vector routines; one table per instruction-set level, chosen once from cpuid.
 struct simd_ops {
   const char* name;
@@ -50,19 +60,15 @@ struct simd_ops {
   /// Writes @p bytes at @p dst from a 64-byte pattern indexed by address modulo 64;
   /// @p nt selects non-temporal stores for the aligned body (caller fences).
   void (*pattern_fill)(void* dst, std::size_t bytes, const unsigned char* pattern64, bool nt);
-  /// 2-D transposing copy of 8-byte (or 4-byte) elements: dst(x, y) = src(x, y) with dst
-  /// contiguous in x and src contiguous in y: dst address d + y*dsy + x*size, src address
-  /// s + x*ssx + y*size. Any extents; @p nt allows non-temporal stores where dst lines align.
-  /// nullptr where the level has no vector version (the kernels then use their tile path).
-  void (*transpose8)(std::byte* d, int64_t dsy, const std::byte* s, int64_t ssx, int64_t nx,
-                     int64_t ny, bool nt);
-  void (*transpose4)(std::byte* d, int64_t dsy, const std::byte* s, int64_t ssx, int64_t nx,
-                     int64_t ny, bool nt);
+  /// Transposing copy of 8-byte (or 4-byte) elements over a stack of planes (see
+  /// transpose_geom): in each plane dst is contiguous in x and src contiguous in y. Any extents;
+  /// @p nt allows non-temporal stores where dst lines align. nullptr where the level has no
+  /// vector version (the kernels then use their tile path).
+  void (*transpose8)(std::byte* d, const std::byte* s, const transpose_geom& g, bool nt);
+  void (*transpose4)(std::byte* d, const std::byte* s, const transpose_geom& g, bool nt);
   /// The same for 2- and 1-byte elements (ordinary stores; @p nt is ignored).
-  void (*transpose2)(std::byte* d, int64_t dsy, const std::byte* s, int64_t ssx, int64_t nx,
-                     int64_t ny, bool nt);
-  void (*transpose1)(std::byte* d, int64_t dsy, const std::byte* s, int64_t ssx, int64_t nx,
-                     int64_t ny, bool nt);
+  void (*transpose2)(std::byte* d, const std::byte* s, const transpose_geom& g, bool nt);
+  void (*transpose1)(std::byte* d, const std::byte* s, const transpose_geom& g, bool nt);
   /// Orders preceding non-temporal stores before later stores (sfence on x86).
   void (*fence)();
 };

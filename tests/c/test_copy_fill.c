@@ -631,6 +631,337 @@ static void test_sync_noops_on_host(void** state) {
   GTS_OK(gtstorage_release(h));
 }
 
+/* ---- Layout-changing copies (issue 10): every stride order pair, item sizes 1..16, extents
+ * that are not multiples of the kernels' blocks and tiles, 1-wide dimensions, a 4-d field with a
+ * data dim, sub-boxes and halo faces packed into buffers and back. Values are hashes of the
+ * index, compared bytewise, so any misplaced or missing element shows. */
+
+static const char* const k_types[5] = {"|i1", "<i2", "<f4", "<f8", "<c16"};
+static const int k_sizes[5] = {1, 2, 4, 8, 16};
+
+/* Bytes of the reference element at idx (nd indices), size bytes. */
+static void ref_bytes(const int64_t* idx, int nd, int size, unsigned char* out) {
+  uint64_t h = 1469598103934665603ull;
+  for (int d = 0; d < nd; ++d) h = (h ^ (uint64_t)(idx[d] + 7)) * 1099511628211ull;
+  for (int b = 0; b < size; ++b) out[b] = (unsigned char)((h >> (8 * (b % 8))) + (uint64_t)b);
+}
+
+static int64_t count_of(const int64_t* shape, int nd) {
+  int64_t n = 1;
+  for (int d = 0; d < nd; ++d) n *= shape[d];
+  return n;
+}
+
+/* Storage of the given stride order (layout[d] = rank) holding the reference values at the
+ * indices idx + off, written from a C-order caller buffer. */
+static gtstorage_handle make_ref(int nd, const int64_t* shape, const int32_t* layout, int t,
+                                 const int64_t* off) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  gtstorage_handle h = 0;
+  int64_t idx[4] = {0}, n = count_of(shape, nd), k = 0;
+  unsigned char* buf = (unsigned char*)malloc((size_t)(n * k_sizes[t]));
+  assert_non_null(buf);
+  do {
+    int64_t g[4];
+    for (int d = 0; d < nd; ++d) g[d] = idx[d] + (off ? off[d] : 0);
+    ref_bytes(g, nd, k_sizes[t], buf + k++ * k_sizes[t]);
+  } while (gts_next_index(idx, shape, nd));
+  o.ndim = (uint32_t)nd;
+  o.shape = shape;
+  o.dtype = k_types[t];
+  o.layout = layout;
+  o.init = GTSTORAGE_INIT_ZEROS;
+  GTS_OK(gtstorage_create(&o, &h));
+  a.ndim = (uint32_t)nd;
+  a.shape = shape;
+  a.data = buf;
+  a.dtype = k_types[t];
+  GTS_OK(gtstorage_copy_from_array(h, &a));
+  free(buf);
+  return h;
+}
+
+/* Checks every element of the (nd <= 4) memory at data/strides against the reference at
+ * idx + off; returns the number of mismatches. */
+static long count_mismatches(void* data, const int64_t* strides, const int64_t* shape, int nd,
+                             int size, const int64_t* off) {
+  int64_t idx[4] = {0};
+  long bad = 0;
+  unsigned char want[16];
+  do {
+    int64_t g[4];
+    for (int d = 0; d < nd; ++d) g[d] = idx[d] + (off ? off[d] : 0);
+    ref_bytes(g, nd, size, want);
+    if (memcmp(gts_elem(data, strides, idx, nd), want, (size_t)size) != 0) ++bad;
+  } while (gts_next_index(idx, shape, nd));
+  return bad;
+}
+
+static long handle_mismatches(gtstorage_handle h, int size, const int64_t* off) {
+  gtstorage_interface_info info = gts_host_info(h);
+  return count_mismatches(info.data, info.strides, info.shape, (int)info.ndim, size, off);
+}
+
+/* All permutations of 0..nd-1 (nd <= 4) as layouts; returns their number. */
+static int layouts(int nd, int32_t out[24][4]) {
+  int n = 0;
+  int32_t p[4] = {0, 1, 2, 3};
+  for (int a = 0; a < nd; ++a)
+    for (int b = 0; b < nd; ++b)
+      for (int c = 0; c < nd; ++c)
+        for (int e = 0; e < nd; ++e) {
+          int32_t v[4] = {(int32_t)a, (int32_t)b, (int32_t)c, (int32_t)e};
+          int ok = 1;
+          for (int i = 0; i < nd && ok; ++i)
+            for (int j = i + 1; j < nd; ++j) ok = ok && v[i] != v[j];
+          if (!ok || (nd < 4 && e > 0) || (nd < 3 && c > 0)) continue;
+          memcpy(out[n++], v, sizeof v);
+        }
+  (void)p;
+  return n;
+}
+
+/* Copies between every pair of stride orders (or, with few_pairs, the pairs that involve the
+ * first order) and checks the destination. */
+static void copy_layout_pairs(int nd, const int64_t* shape, int t, int few_pairs) {
+  int32_t lay[24][4];
+  const int nl = layouts(nd, lay);
+  for (int s = 0; s < nl; ++s) {
+    gtstorage_handle src = make_ref(nd, shape, lay[s], t, NULL);
+    for (int d = 0; d < nl; ++d) {
+      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+      gtstorage_handle dst = 0;
+      long bad;
+      if (few_pairs && s != 0 && d != 0 && s != nl - 1 && d != nl - 1) continue;
+      o.ndim = (uint32_t)nd;
+      o.shape = shape;
+      o.dtype = k_types[t];
+      o.layout = lay[d];
+      GTS_OK(gtstorage_create(&o, &dst));
+      GTS_OK(gtstorage_copy(dst, src));
+      bad = handle_mismatches(dst, k_sizes[t], NULL);
+      if (bad != 0)
+        fail_msg("%s %lldx%lldx%lld: layout %d%d%d%d -> %d%d%d%d: %ld wrong elements", k_types[t],
+                 (long long)shape[0], (long long)(nd > 1 ? shape[1] : 1),
+                 (long long)(nd > 2 ? shape[2] : 1), lay[s][0], lay[s][1], lay[s][2], lay[s][3],
+                 lay[d][0], lay[d][1], lay[d][2], lay[d][3], bad);
+      GTS_OK(gtstorage_release(dst));
+    }
+    GTS_OK(gtstorage_release(src));
+  }
+}
+
+/* Small and odd extents (block and tile edges, 1-wide dims) for every item size. */
+static void test_copy_layouts_odd_shapes(void** state) {
+  static const int64_t shapes[][3] = {{7, 13, 5}, {1, 9, 17}, {33, 1, 40},  {19, 37, 1},
+                                      {9, 8, 17}, {8, 16, 8}, {70, 23, 45}, {3, 200, 9}};
+  (void)state;
+  for (int t = 0; t < 5; ++t)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+      copy_layout_pairs(3, shapes[i], t, 0);
+  {
+    static const int64_t two[][2] = {{7, 13}, {64, 9}, {130, 67}, {1, 40}};
+    for (int t = 0; t < 5; ++t)
+      for (size_t i = 0; i < sizeof two / sizeof two[0]; ++i) copy_layout_pairs(2, two[i], t, 0);
+  }
+}
+
+/* 4-d with a trailing data dim of 3 (and of 1), every stride order pair. */
+static void test_copy_layouts_4d(void** state) {
+  static const int64_t shapes[][4] = {{9, 10, 11, 3}, {17, 5, 24, 3}, {8, 8, 9, 1}};
+  (void)state;
+  for (int t = 2; t < 4; ++t)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+      copy_layout_pairs(4, shapes[i], t, 0);
+  copy_layout_pairs(4, shapes[0], 0, 0);
+  copy_layout_pairs(4, shapes[1], 4, 1);
+}
+
+/* Arrays above the threading threshold (1 MiB written) and above the streaming threshold (half
+ * the last-level cache; 40 MiB here): thread shares and non-temporal stores. */
+static void test_copy_layouts_large(void** state) {
+  static const int64_t mid[3] = {96, 81, 41}, big3[3] = {173, 130, 131};
+  static const int64_t big4[4] = {130, 67, 65, 3};
+  (void)state;
+  copy_layout_pairs(3, mid, 3, 0);
+  copy_layout_pairs(3, mid, 2, 1);
+  copy_layout_pairs(3, mid, 1, 1);
+  copy_layout_pairs(3, big3, 3, 1);
+  copy_layout_pairs(3, big3, 2, 1);
+  copy_layout_pairs(4, big4, 3, 1);
+}
+
+/* Sub-box copies: a box at one offset of a source storage into a box at another offset of a
+ * destination of another stride order; everything outside the destination box keeps its
+ * sentinel. */
+static void test_copy_subboxes(void** state) {
+  static const int64_t shape[3] = {19, 17, 11};
+  static const int64_t boxes[][9] = {/* extent, source offset, destination offset */
+                                     {5, 17, 3, 3, 0, 2, 10, 0, 7},
+                                     {3, 3, 11, 0, 14, 0, 16, 1, 0},
+                                     {19, 3, 3, 0, 0, 8, 0, 14, 0},
+                                     {13, 9, 7, 2, 4, 1, 5, 3, 4}};
+  int32_t lay[24][4];
+  const int nl = layouts(3, lay);
+  (void)state;
+  for (int t = 0; t < 5; ++t) {
+    const int size = k_sizes[t];
+    for (int s = 0; s < nl; s += 1) {
+      gtstorage_handle src = make_ref(3, shape, lay[s], t, NULL);
+      for (int d = 0; d < nl; d += 2) {
+        for (size_t b = 0; b < sizeof boxes / sizeof boxes[0]; ++b) {
+          gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+          gtstorage_handle dst = 0, vs = 0, vd = 0;
+          gtstorage_slice_spec ss[3], sd[3];
+          gtstorage_interface_info info;
+          unsigned char sentinel[16], want[16];
+          int64_t idx[3] = {0, 0, 0};
+          const int64_t* e = boxes[b];
+          memset(sentinel, 0xA5, sizeof sentinel);
+          o.ndim = 3;
+          o.shape = shape;
+          o.dtype = k_types[t];
+          o.layout = lay[d];
+          GTS_OK(gtstorage_create(&o, &dst));
+          GTS_OK(gtstorage_fill(dst, sentinel));
+          for (int k = 0; k < 3; ++k) {
+            gtstorage_slice_spec a = {e[3 + k], e[3 + k] + e[k], 1, GTSTORAGE_SLICE_RANGE, 0};
+            gtstorage_slice_spec c = {e[6 + k], e[6 + k] + e[k], 1, GTSTORAGE_SLICE_RANGE, 0};
+            ss[k] = a;
+            sd[k] = c;
+          }
+          GTS_OK(gtstorage_slice(src, ss, 3, &vs));
+          GTS_OK(gtstorage_slice(dst, sd, 3, &vd));
+          GTS_OK(gtstorage_copy(vd, vs));
+          info = gts_host_info(dst);
+          do {
+            int inside = 1;
+            int64_t g[3];
+            for (int k = 0; k < 3; ++k) {
+              inside = inside && idx[k] >= e[6 + k] && idx[k] < e[6 + k] + e[k];
+              g[k] = idx[k] - e[6 + k] + e[3 + k];
+            }
+            if (inside) {
+              ref_bytes(g, 3, size, want);
+            } else {
+              memcpy(want, sentinel, sizeof want);
+            }
+            if (memcmp(gts_elem(info.data, info.strides, idx, 3), want, (size_t)size) != 0)
+              fail_msg("%s box %d layouts %d -> %d: element (%lld, %lld, %lld) wrong", k_types[t],
+                       (int)b, s, d, (long long)idx[0], (long long)idx[1], (long long)idx[2]);
+          } while (gts_next_index(idx, shape, 3));
+          GTS_OK(gtstorage_release(vs));
+          GTS_OK(gtstorage_release(vd));
+          GTS_OK(gtstorage_release(dst));
+        }
+      }
+      GTS_OK(gtstorage_release(src));
+    }
+  }
+}
+
+/* Halo exchange: the 6 faces (width 3) of a field with halo 3 packed into contiguous buffers
+ * (C order, and the field's own order) and unpacked into a zeroed field of another order: the
+ * faces arrive, nothing else is written. */
+static void halo_faces(const int64_t* interior, int t, int32_t* src_layout, int32_t* dst_layout) {
+  const int64_t h = 3;
+  const int size = k_sizes[t];
+  int64_t full[3];
+  gtstorage_handle src, dst;
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_interface_info info;
+  int64_t idx[3] = {0, 0, 0};
+  unsigned char zero[16] = {0}, want[16];
+  for (int k = 0; k < 3; ++k) full[k] = interior[k] + 2 * h;
+  src = make_ref(3, full, src_layout, t, NULL);
+  o.ndim = 3;
+  o.shape = full;
+  o.dtype = k_types[t];
+  o.layout = dst_layout;
+  o.init = GTSTORAGE_INIT_ZEROS;
+  GTS_OK(gtstorage_create(&o, &dst));
+  for (int f = 0; f < 6; ++f) {
+    for (int order = 0; order < 2; ++order) {
+      gtstorage_slice_spec spec[3];
+      gtstorage_handle vs = 0, vd = 0;
+      gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+      int64_t shape[3], strides[3], lo[3], n;
+      unsigned char* buf;
+      for (int k = 0; k < 3; ++k) {
+        const int own = k == f / 2;
+        gtstorage_slice_spec r = {0, 0, 1, GTSTORAGE_SLICE_RANGE, 0};
+        lo[k] = own ? (f % 2 == 0 ? 0 : h + interior[k]) : h;
+        shape[k] = own ? h : interior[k];
+        r.start = lo[k];
+        r.stop = lo[k] + shape[k];
+        spec[k] = r;
+      }
+      n = count_of(shape, 3);
+      buf = (unsigned char*)malloc((size_t)(n * size));
+      assert_non_null(buf);
+      if (order == 0) { /* C order */
+        strides[2] = size;
+        strides[1] = size * shape[2];
+        strides[0] = size * shape[2] * shape[1];
+      } else { /* the field's own order: rank r gets the product of faster extents */
+        for (int k = 0; k < 3; ++k) {
+          strides[k] = size;
+          for (int m = 0; m < 3; ++m)
+            if (src_layout[m] > src_layout[k]) strides[k] *= shape[m];
+        }
+      }
+      a.ndim = 3;
+      a.shape = shape;
+      a.strides = strides;
+      a.data = buf;
+      a.dtype = k_types[t];
+      GTS_OK(gtstorage_slice(src, spec, 3, &vs));
+      GTS_OK(gtstorage_slice(dst, spec, 3, &vd));
+      GTS_OK(gtstorage_copy_to_array(&a, vs));
+      if (count_mismatches(buf, strides, shape, 3, size, lo) != 0)
+        fail_msg("%s face %d order %d: packed buffer wrong", k_types[t], f, order);
+      GTS_OK(gtstorage_copy_from_array(vd, &a));
+      GTS_OK(gtstorage_release(vs));
+      GTS_OK(gtstorage_release(vd));
+      free(buf);
+    }
+  }
+  info = gts_host_info(dst);
+  do {
+    int faces = 0, interior_dims = 0;
+    for (int k = 0; k < 3; ++k) {
+      const int in_halo = idx[k] < h || idx[k] >= h + interior[k];
+      faces += in_halo;
+      interior_dims += !in_halo;
+    }
+    if (faces == 1 && interior_dims == 2) {
+      ref_bytes(idx, 3, size, want);
+    } else {
+      memcpy(want, zero, sizeof want);
+    }
+    if (memcmp(gts_elem(info.data, info.strides, idx, 3), want, (size_t)size) != 0)
+      fail_msg("%s unpacked field element (%lld, %lld, %lld) wrong", k_types[t], (long long)idx[0],
+               (long long)idx[1], (long long)idx[2]);
+  } while (gts_next_index(idx, full, 3));
+  GTS_OK(gtstorage_release(src));
+  GTS_OK(gtstorage_release(dst));
+}
+
+static void test_copy_halo_faces(void** state) {
+  static const int64_t small[3] = {13, 11, 9}, wide[3] = {70, 41, 37};
+  int32_t kfirst[3] = {0, 1, 2}, ifirst[3] = {2, 1, 0}, mixed[3] = {1, 2, 0};
+  (void)state;
+  for (int t = 0; t < 5; ++t) {
+    halo_faces(small, t, kfirst, kfirst);
+    halo_faces(small, t, ifirst, ifirst);
+    halo_faces(small, t, kfirst, mixed);
+  }
+  halo_faces(wide, 3, kfirst, kfirst);
+  halo_faces(wide, 3, ifirst, kfirst);
+  halo_faces(wide, 2, mixed, ifirst);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       GTS_TEST(test_copy_preset_pairs_3d),
@@ -646,6 +977,11 @@ int main(void) {
       GTS_TEST(test_init_value),
       GTS_TEST(test_init_copy),
       GTS_TEST(test_sync_noops_on_host),
+      GTS_TEST(test_copy_layouts_odd_shapes),
+      GTS_TEST(test_copy_layouts_4d),
+      GTS_TEST(test_copy_layouts_large),
+      GTS_TEST(test_copy_subboxes),
+      GTS_TEST(test_copy_halo_faces),
   };
   return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
 }

@@ -1,0 +1,285 @@
+// Copy figures of gtstorage-bench (issue 10): layout-changing copies against the same-layout
+// copy of the same field, for float32, for a 4-D field with a trailing data dim, and the halo
+// exchange's face pack/unpack against memcpy of the same bytes. Every ratio compares jobs timed
+// interleaved in one process (one round of each per repetition, medians of the rounds), on one
+// thread, so load from other processes on a shared machine hits both sides alike.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "bench_common.hpp"
+
+namespace bench {
+namespace {
+
+// A storage created through the API and its host descriptor.
+struct storage {
+  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
+  gtstorage_interface_info info{};
+
+  storage(int ndim, const int64_t* shape, const char* dtype, const char* dims, const char* preset,
+          const int64_t* halo = nullptr) {
+    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    o.ndim = static_cast<uint32_t>(ndim);
+    o.shape = shape;
+    o.dtype = dtype;
+    o.dims = dims;
+    o.preset = preset;
+    o.halo = halo;
+    o.init = GTSTORAGE_INIT_UNINITIALIZED;
+    check(gtstorage_create(&o, &h), "gtstorage_create");
+    describe();
+  }
+  explicit storage(gtstorage_handle view) : h(view) { describe(); }
+  storage(const storage&) = delete;
+  storage& operator=(const storage&) = delete;
+  ~storage() { gtstorage_release(h); }
+
+  void describe() {
+    info.struct_size = sizeof info;
+    check(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info), "gtstorage_interface");
+  }
+  [[nodiscard]] int64_t count() const {
+    int64_t n = 1;
+    for (uint32_t d = 0; d < info.ndim; ++d) n *= info.shape[d];
+    return n;
+  }
+  [[nodiscard]] int itemsize() const { return info.typestr[2] - '0'; }
+};
+
+// Writes distinct values (the element's index) into every element, through an element loop
+// over the descriptor, so a misplaced element shows up in same_values.
+void fill_index(const storage& s) {
+  const int nd = static_cast<int>(s.info.ndim);
+  const int size = s.itemsize();
+  int64_t idx[GTSTORAGE_MAX_NDIM] = {};
+  auto* base = static_cast<char*>(s.info.data);
+  for (int64_t i = 0, n = s.count(); i < n; ++i) {
+    char* p = base;
+    for (int d = 0; d < nd; ++d) p += idx[d] * s.info.strides[d];
+    if (size == 8) {
+      const double v = static_cast<double>(i);
+      std::memcpy(p, &v, 8);
+    } else {
+      const float v = static_cast<float>(i % (1 << 24));
+      std::memcpy(p, &v, 4);
+    }
+    for (int d = nd - 1; d >= 0 && ++idx[d] == s.info.shape[d]; --d) idx[d] = 0;
+  }
+}
+
+// True if every element of a equals the one of b (bitwise), compared through both descriptors.
+bool same_values(const storage& a, const storage& b) {
+  const int nd = static_cast<int>(a.info.ndim);
+  const int size = a.itemsize();
+  int64_t idx[GTSTORAGE_MAX_NDIM] = {};
+  for (int64_t i = 0, n = a.count(); i < n; ++i) {
+    const char* p = static_cast<const char*>(a.info.data);
+    const char* q = static_cast<const char*>(b.info.data);
+    for (int d = 0; d < nd; ++d) {
+      p += idx[d] * a.info.strides[d];
+      q += idx[d] * b.info.strides[d];
+    }
+    if (std::memcmp(p, q, static_cast<std::size_t>(size)) != 0) return false;
+    for (int d = nd - 1; d >= 0 && ++idx[d] == a.info.shape[d]; --d) idx[d] = 0;
+  }
+  return true;
+}
+
+// Median time of each job over @p reps rounds (one untimed warm-up round first).
+std::vector<double> interleaved(int reps, const std::vector<std::function<void()>>& jobs) {
+  std::vector<std::vector<double>> t(jobs.size());
+  for (int r = 0; r <= reps; ++r) {
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      const double a = now_s();
+      jobs[k]();
+      if (r > 0) t[k].push_back(now_s() - a);
+    }
+  }
+  std::vector<double> med;
+  for (auto& v : t) med.push_back(median(v));
+  return med;
+}
+
+template <class F>
+auto one_thread(F&& f) {
+#ifdef _OPENMP
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  auto r = f();
+  omp_set_num_threads(saved);
+  return r;
+#else
+  return f();
+#endif
+}
+
+json_object ratio(double value, double limit) {
+  json_object o;
+  o.number("ratio", value, 3);
+  o.number("min", limit, 2);
+  o.boolean("pass", value >= limit);
+  return o;
+}
+
+std::function<void()> copy_job(const storage& d, const storage& s) {
+  return [&d, &s] { check(gtstorage_copy(d.h, s.h), "gtstorage_copy"); };
+}
+
+// Same-layout copy and F -> K-fastest copy of one field; returns {same, f_to_k} medians.
+std::vector<double> layout_pair(int reps, int ndim, const int64_t* shape, const char* dtype,
+                                const char* dims, const char* what) {
+  const storage a(ndim, shape, dtype, dims, "numpy"), b(ndim, shape, dtype, dims, "numpy");
+  const storage f(ndim, shape, dtype, dims, "F"), k(ndim, shape, dtype, dims, "gt:cpu_kfirst");
+  for (const storage* s : {&a, &b, &f, &k}) fill_index(*s);
+  const std::vector<double> t = one_thread([&] {
+    return interleaved(reps, {copy_job(b, a), copy_job(k, f)});
+  });
+  if (!same_values(k, f) || !same_values(b, a)) {
+    std::fprintf(stderr, "gtstorage-bench: %s copy gave wrong values\n", what);
+    std::exit(1);
+  }
+  return t;
+}
+
+}  // namespace
+
+// Adds the copy figures to @p j and their targets to @p targets.
+void copy_bench(const config& cfg, json_object& j, json_object& targets) {
+  const int reps = std::max(cfg.reps, 7);  // ratios below are medians of at least 7 rounds
+  auto gbs = [](double bytes, double s) { return bytes / s / 1e9; };
+
+  // float32 field of the configured extents.
+  {
+    const int64_t shape[3] = {cfg.ni, cfg.nj, cfg.nk};
+    const double bytes = 4.0 * static_cast<double>(shape[0] * shape[1] * shape[2]);
+    const auto t = layout_pair(reps, 3, shape, "<f4", "IJK", "f4");
+    j.number("copy_same_layout_f4_1t_gbs", gbs(2 * bytes, t[0]), 2);
+    j.number("copy_f_to_kfirst_f4_1t_gbs", gbs(2 * bytes, t[1]), 2);
+    targets.object("copy_f_to_kfirst_f4_1t_vs_same_layout", ratio(t[0] / t[1], 0.9));
+  }
+
+  // 4-D float64 field with a trailing data dim (dims IJK0): F order (I fastest, data dim
+  // slowest) -> K fastest with the data dim outermost (GT4Py's by-name rule).
+  {
+    const int64_t shape[4] = {std::max<int64_t>(1, cfg.ni / 2), std::max<int64_t>(1, cfg.nj / 2),
+                              std::max<int64_t>(1, cfg.nk / 2), 3};
+    const double bytes = 8.0 * static_cast<double>(shape[0] * shape[1] * shape[2] * shape[3]);
+    const auto t = layout_pair(reps, 4, shape, "<f8", "IJK0", "4-D");
+    j.raw("size_4d", "[" + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " +
+                         std::to_string(shape[2]) + ", 3]");
+    j.number("copy_same_layout_4d_1t_gbs", gbs(2 * bytes, t[0]), 2);
+    j.number("copy_f_to_kfirst_4d_1t_gbs", gbs(2 * bytes, t[1]), 2);
+    targets.object("copy_f_to_kfirst_4d_1t_vs_same_layout", ratio(t[0] / t[1], 0.9));
+  }
+
+  // Halo exchange: the 6 faces (width 3) of a field whose interior has the configured extents
+  // are packed into contiguous buffers and unpacked back, against memcpy of the same bytes
+  // from and to buffers of the same sizes. Measured for both CPU stride orders.
+  constexpr int64_t h = 3;
+  const int64_t n[3] = {cfg.ni, cfg.nj, cfg.nk};
+  const int64_t full[3] = {n[0] + 2 * h, n[1] + 2 * h, n[2] + 2 * h};
+  const int64_t halo[6] = {h, h, h, h, h, h};
+  for (const char* preset : {"gt:cpu_kfirst", "gt:cpu_ifirst"}) {
+    const bool ifirst = std::string(preset) == "gt:cpu_ifirst";
+    const storage field(3, full, "<f8", "IJK", preset, halo);
+    fill_index(field);
+    // Face f covers the halo of dimension f/2 on side f%2 and the interior of the others.
+    std::vector<std::unique_ptr<storage>> faces;
+    std::vector<std::vector<double>> bufs, scratch;
+    std::vector<std::vector<int64_t>> face_shapes, buf_strides;
+    double face_bytes = 0;
+    for (int f = 0; f < 6; ++f) {
+      gtstorage_slice_spec spec[3];
+      std::vector<int64_t> shape(3);
+      for (int d = 0; d < 3; ++d) {
+        const bool own = d == f / 2;
+        const int64_t lo = own ? (f % 2 == 0 ? 0 : h + n[d]) : h;
+        shape[d] = own ? h : n[d];
+        spec[d] = {lo, lo + shape[d], 1, GTSTORAGE_SLICE_RANGE, 0};
+      }
+      gtstorage_handle v = GTSTORAGE_NULL_HANDLE;
+      check(gtstorage_slice(field.h, spec, 3, &v), "gtstorage_slice");
+      faces.push_back(std::make_unique<storage>(v));
+      const int64_t cnt = shape[0] * shape[1] * shape[2];
+      bufs.emplace_back(static_cast<std::size_t>(cnt), 0.0);
+      scratch.emplace_back(static_cast<std::size_t>(cnt), 1.0);
+      face_shapes.push_back(shape);
+      // Each buffer is contiguous in the field's own stride order (what a halo exchange
+      // sends), so packing gathers runs and never transposes.
+      std::vector<int64_t> st(3);
+      if (ifirst) {
+        st = {8, 8 * shape[0], 8 * shape[0] * shape[1]};
+      } else {
+        st = {8 * shape[1] * shape[2], 8 * shape[2], 8};
+      }
+      buf_strides.push_back(st);
+      face_bytes += 8.0 * static_cast<double>(cnt);
+    }
+    auto array_of = [&](int f) {
+      gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+      a.ndim = 3;
+      a.data = bufs[f].data();
+      a.shape = face_shapes[f].data();
+      a.strides = buf_strides[f].data();
+      return a;
+    };
+    auto pack_unpack = [&] {
+      for (int f = 0; f < 6; ++f) {
+        const gtstorage_array a = array_of(f);
+        check(gtstorage_copy_to_array(&a, faces[f]->h), "gtstorage_copy_to_array");
+      }
+      for (int f = 0; f < 6; ++f) {
+        const gtstorage_array a = array_of(f);
+        check(gtstorage_copy_from_array(faces[f]->h, &a), "gtstorage_copy_from_array");
+      }
+    };
+    auto memcpy_same = [&] {
+      for (int f = 0; f < 6; ++f) {
+        std::memcpy(bufs[f].data(), scratch[f].data(), bufs[f].size() * 8);
+      }
+      for (int f = 0; f < 6; ++f) {
+        std::memcpy(scratch[f].data(), bufs[f].data(), bufs[f].size() * 8);
+      }
+    };
+    const std::vector<double> t = one_thread([&] {
+      return interleaved(reps, {memcpy_same, pack_unpack});
+    });
+    // Check the packed faces against the field, element by element.
+    for (int f = 0; f < 6; ++f) {
+      const gtstorage_array a = array_of(f);
+      check(gtstorage_copy_to_array(&a, faces[f]->h), "gtstorage_copy_to_array");
+      const gtstorage_interface_info& fi = faces[f]->info;
+      const int64_t* s = face_shapes[f].data();
+      const int64_t* bs = buf_strides[f].data();
+      for (int64_t i = 0; i < s[0]; ++i) {
+        for (int64_t jj = 0; jj < s[1]; ++jj) {
+          for (int64_t kk = 0; kk < s[2]; ++kk) {
+            const char* p = static_cast<const char*>(fi.data) + i * fi.strides[0] +
+                            jj * fi.strides[1] + kk * fi.strides[2];
+            const char* q =
+                reinterpret_cast<const char*>(bufs[f].data()) + i * bs[0] + jj * bs[1] + kk * bs[2];
+            if (std::memcmp(p, q, 8) != 0) {
+              std::fprintf(stderr, "gtstorage-bench: halo pack (%s) gave wrong values\n", preset);
+              std::exit(1);
+            }
+          }
+        }
+      }
+    }
+    const std::string tag = ifirst ? "ifirst" : "kfirst";
+    // Bytes moved: each face read and written once by the pack and once by the unpack.
+    j.number("halo_pack_unpack_" + tag + "_1t_gbs", gbs(4 * face_bytes, t[1]), 2);
+    j.number("halo_memcpy_same_bytes_" + tag + "_1t_gbs", gbs(4 * face_bytes, t[0]), 2);
+    targets.object("halo_pack_unpack_" + tag + "_1t_vs_memcpy", ratio(t[0] / t[1], 0.7));
+  }
+}
+
+}  // namespace bench
