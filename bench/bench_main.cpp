@@ -18,6 +18,13 @@
 
 #include "bench_common.hpp"
 
+namespace bench {
+/// Copy figures (bench/copy_bench.cpp): f4, 4-D and halo pack/unpack, with their targets.
+void copy_bench(const config& cfg, json_object& j, json_object& targets);
+/// Pool figures (bench/pool_bench.cpp): time-loop temporaries, fresh allocations, device pools.
+void pool_bench(const config& cfg, json_object& j, json_object& targets);
+}  // namespace bench
+
 namespace {
 
 using bench::check;
@@ -355,10 +362,14 @@ int main(int argc, char** argv) {
 
   json_object targets;
   targets.object("copy_f_to_kfirst_1t_vs_memcpy", ratio_target(memcpy_t / t_fk_1t, 0.9, true));
+  targets.object("copy_f_to_kfirst_1t_vs_same_layout",
+                 ratio_target(t_same_1t / t_fk_1t, 0.9, true));
   targets.object("fill_vs_store_loop", ratio_target(t_store / t_fill, 0.95, true));
   targets.object("zeros_first_touch_vs_reused_write", ratio_target(t_first / t_reused, 1.6, false));
   targets.object("create_release_small_ns", value_target(t_small * 1e9, 200.0));
   targets.object("interface_query_ns", value_target(t_query * 1e9, 20.0));
+  bench::copy_bench(cfg, j, targets);
+  bench::pool_bench(cfg, j, targets);
   j.object("targets", targets);
 
   json_object dev;

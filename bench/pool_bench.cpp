@@ -1,0 +1,166 @@
+// Pool figures of gtstorage-bench (issue 10, point 3): a time-loop temporary (create + zeros +
+// release of the whole field) against a memset of the same bytes, a fresh first allocation with
+// and without the pool, small create + release, and device allocation pooled vs unpooled on the
+// active device backend. Every ratio comes from interleaved repetitions of one run.
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"
+
+namespace bench {
+namespace {
+
+json_object ratio_of(double ratio, double limit, bool at_least) {
+  json_object o;
+  o.number("ratio", ratio, 3);
+  o.number(at_least ? "min" : "max", limit, 2);
+  o.boolean("pass", at_least ? ratio >= limit : ratio <= limit);
+  return o;
+}
+
+json_object at_most(double value, double max) {
+  json_object o;
+  o.number("value", value, 1);
+  o.number("max", max, 1);
+  o.boolean("pass", value <= max);
+  return o;
+}
+
+gtstorage_create_options options(const int64_t* shape, uint32_t ndim, const char* preset,
+                                 int32_t init) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = ndim;
+  o.shape = shape;
+  o.preset = preset;
+  o.init = init;
+  return o;
+}
+
+void create_release(const gtstorage_create_options& o, const char* what) {
+  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
+  check(gtstorage_create(&o, &h), what);
+  check(gtstorage_release(h), what);
+}
+
+int64_t host_limit() {
+  gtstorage_pool_stats s = GTSTORAGE_POOL_STATS_INIT;
+  check(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_HOST, &s), "gtstorage_pool_get_stats");
+  return s.limit_bytes;
+}
+
+// Median ns per call of @p iters create + release calls, over @p reps samples.
+double per_call_ns(int reps, int iters, const gtstorage_create_options& o) {
+  return median_time(reps,
+                     [&] {
+                       for (int i = 0; i < iters; ++i) create_release(o, "create+release");
+                     }) *
+         1e9 / iters;
+}
+
+}  // namespace
+
+void pool_bench(const config& cfg, json_object& j, json_object& targets) {
+  const int reps = std::max(cfg.reps, 7);
+  const int64_t shape[3] = {cfg.ni, cfg.nj, cfg.nk};
+  const auto bytes = static_cast<std::size_t>(cfg.ni * cfg.nj * cfg.nk * 8);
+  const int64_t limit = host_limit();
+  json_object p;
+  p.integer("host_limit_bytes", limit);
+
+  // --- the time-loop temporary: create + zeros + release, pooled, vs memset of its bytes.
+  const gtstorage_create_options zeros = options(shape, 3, "gt:cpu_kfirst", GTSTORAGE_INIT_ZEROS);
+  std::unique_ptr<unsigned char[]> buf(new unsigned char[bytes]);
+  std::memset(buf.get(), 1, bytes);  // first touch outside the timing
+  create_release(zeros, "create+zeros+release (warm-up)");
+  std::vector<double> t_memset, t_loop;
+  for (int r = 0; r < reps; ++r) {
+    double a = now_s();
+    std::memset(buf.get(), 0, bytes);
+    t_memset.push_back(now_s() - a);
+    a = now_s();
+    create_release(zeros, "create+zeros+release");
+    t_loop.push_back(now_s() - a);
+  }
+  const double memset_s = median(t_memset), loop_s = median(t_loop);
+  p.number("memset_ms", memset_s * 1e3, 3);
+  p.number("create_zeros_release_pooled_ms", loop_s * 1e3, 3);
+
+  // --- a fresh first allocation: the pool missing (trimmed before each) vs no pool at all;
+  // create + zeros + a first write of every byte (fresh memory is zero without a fill pass, so
+  // its cost is the first touch) + release.
+  auto fresh = [&](const char* what) {
+    gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
+    check(gtstorage_create(&zeros, &h), what);
+    gtstorage_interface_info info;
+    std::memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    check(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info), what);
+    std::memset(static_cast<unsigned char*>(info.data) - info.byte_offset, 1,
+                static_cast<std::size_t>(info.allocation_bytes));
+    check(gtstorage_release(h), what);
+  };
+  std::vector<double> t_miss, t_off;
+  for (int r = 0; r < reps; ++r) {
+    check(gtstorage_pool_trim(GTSTORAGE_MEMORY_HOST, 0), "gtstorage_pool_trim");
+    double a = now_s();
+    fresh("fresh create (pool on)");
+    t_miss.push_back(now_s() - a);
+    check(gtstorage_pool_trim(GTSTORAGE_MEMORY_HOST, 0), "gtstorage_pool_trim");
+    check(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_HOST, 0), "gtstorage_pool_set_limit");
+    a = now_s();
+    fresh("fresh create (pool off)");
+    t_off.push_back(now_s() - a);
+    check(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_HOST, limit), "gtstorage_pool_set_limit");
+  }
+  p.number("fresh_create_zeros_write_release_pool_miss_ms", median(t_miss) * 1e3, 3);
+  p.number("fresh_create_zeros_write_release_pool_off_ms", median(t_off) * 1e3, 3);
+
+  // --- small create + release (4x4x4 f8 and 32x32x8 f8 = 64 KiB), pooled vs pool off.
+  const int64_t tiny[3] = {4, 4, 4}, mid[3] = {32, 32, 8};
+  const gtstorage_create_options tiny_o = options(tiny, 3, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  const gtstorage_create_options mid_o = options(mid, 3, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  const double tiny_ns = per_call_ns(reps, 20000, tiny_o);
+  const double mid_ns = per_call_ns(reps, 20000, mid_o);
+  check(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_HOST, 0), "gtstorage_pool_set_limit");
+  const double mid_off_ns = per_call_ns(reps, 20000, mid_o);
+  check(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_HOST, limit), "gtstorage_pool_set_limit");
+  p.number("create_release_small_pooled_ns", tiny_ns, 1);
+  p.number("create_release_64k_pooled_ns", mid_ns, 1);
+  p.number("create_release_64k_pool_off_ns", mid_off_ns, 1);
+
+  // --- device: pooled vs unpooled create + release of a 1 MiB field on the active backend.
+  int32_t ndev = 0;
+  char backend[32] = "";
+  if (gtstorage_device_count(&ndev) == GTSTORAGE_OK && ndev > 0 &&
+      gtstorage_get_device_backend(backend, sizeof backend) == GTSTORAGE_OK) {
+    gtstorage_pool_stats ds = GTSTORAGE_POOL_STATS_INIT;
+    check(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_DEVICE, &ds), "gtstorage_pool_get_stats");
+    const int64_t dev_shape[3] = {64, 64, 32};
+    const gtstorage_create_options dev_o =
+        options(dev_shape, 3, "gt:gpu", GTSTORAGE_INIT_UNINITIALIZED);
+    const double pooled_ns = per_call_ns(reps, 200, dev_o);
+    check(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_DEVICE, 0), "gtstorage_pool_set_limit");
+    const double unpooled_ns = per_call_ns(reps, 200, dev_o);
+    check(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_DEVICE, ds.limit_bytes),
+          "gtstorage_pool_set_limit");
+    json_object d;
+    d.string("backend", backend);
+    d.number("create_release_1mib_pooled_us", pooled_ns / 1e3, 2);
+    d.number("create_release_1mib_unpooled_us", unpooled_ns / 1e3, 2);
+    d.number("unpooled_over_pooled", unpooled_ns / pooled_ns, 2);
+    p.object("device", d);
+  } else {
+    p.null("device");
+  }
+  check(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0), "gtstorage_pool_trim");
+  j.object("pools", p);
+
+  targets.object("create_zeros_release_pooled_vs_memset", ratio_of(loop_s / memset_s, 1.1, false));
+  targets.object("fresh_create_pool_miss_vs_pool_off",
+                 ratio_of(median(t_miss) / median(t_off), 1.1, false));
+  targets.object("create_release_small_pooled_ns", at_most(tiny_ns, 100.0));
+}
+
+}  // namespace bench
