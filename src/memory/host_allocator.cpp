@@ -177,6 +177,10 @@ __attribute__((noinline)) host_block allocate_new(std::size_t bytes, std::size_t
     }
     // Not pooled: the pool keeps blocks by their start, and this one is handed out shifted.
     host_block block = allocate_host(bytes + (alignment - 1), alignof(std::max_align_t), false);
+    if (block.pooled) {  // this thread's parked block, which came from the pool: it leaves it
+      host_pool().released(block.bytes);
+      block.pooled = false;
+    }
     const auto raw = reinterpret_cast<uintptr_t>(block.ptr);
     const std::size_t shift = (alignment - raw % alignment) % alignment;
     block.ptr = static_cast<std::byte*>(block.ptr) + shift;
@@ -245,8 +249,11 @@ std::size_t fresh_bytes(std::size_t bytes) {
 }  // namespace
 
 block_cache& host_pool() noexcept {
-  static block_cache pool(release_cached, pool_limit_from_environment(default_host_limit()));
-  return pool;
+  // Never destroyed: storages released by other static destructors or thread exits at process
+  // end still find it, and the blocks it keeps stay reachable (not leaks) until the process ends.
+  static block_cache* const pool =
+      new block_cache(release_cached, pool_limit_from_environment(default_host_limit()));
+  return *pool;
 }
 
 // This thread's parked block when it fits the request exactly, else a pooled block of the size
