@@ -1,7 +1,7 @@
 // Device part of gtstorage-bench (--device), the "device" object of the JSON output.
 //
 // Every library figure goes through the public C API, as a user's code would:
-//   h2d / d2h      gtstorage_sync(FORCE) of a mirrored field with pinned host memory (the
+//   h2d / d2h      gtstorage_sync_to(FORCE) of a mirrored field with pinned host memory (the
 //                  library moves the whole padded allocation as one copy), against
 //                  cudaMemcpy of the same number of bytes between pinned and device memory;
 //   layout_copy    gtstorage_copy between two device-only fields of different layouts
@@ -174,10 +174,10 @@ bool device_bench(const config& cfg, json_object& out) {
   ts1 = ts0;
   int status = gtstorage_get_transfer_stats(mirror, &ts0);
   if (status == GTSTORAGE_OK) {
-    status = gtstorage_sync(mirror, GTSTORAGE_SYNC_HOST_TO_DEVICE, GTSTORAGE_SYNC_FLAG_FORCE);
+    status = gtstorage_sync_to(mirror, GTSTORAGE_SIDE_DEVICE, GTSTORAGE_SYNC_FLAG_FORCE);
   }
   if (status == GTSTORAGE_OK) status = gtstorage_get_transfer_stats(mirror, &ts1);
-  if (!ok(status, "gtstorage_sync (host to device)", out)) {
+  if (!ok(status, "gtstorage_sync_to (device)", out)) {
     gtstorage_release(mirror);
     return true;
   }
@@ -211,18 +211,18 @@ bool device_bench(const config& cfg, json_object& out) {
   status = GTSTORAGE_OK;
   const double t_h2d = tm.median_s(cfg.reps, [&] {
     if (status == GTSTORAGE_OK) {
-      status = gtstorage_sync(mirror, GTSTORAGE_SYNC_HOST_TO_DEVICE, GTSTORAGE_SYNC_FLAG_FORCE);
+      status = gtstorage_sync_to(mirror, GTSTORAGE_SIDE_DEVICE, GTSTORAGE_SYNC_FLAG_FORCE);
     }
   });
-  if (ok(status, "gtstorage_sync (host to device)", out)) {
+  if (ok(status, "gtstorage_sync_to (device)", out)) {
     out.object("h2d", figure(moved, t_h2d, t_h2d_base, 0.95));
   }
   const double t_d2h = tm.median_s(cfg.reps, [&] {
     if (status == GTSTORAGE_OK) {
-      status = gtstorage_sync(mirror, GTSTORAGE_SYNC_DEVICE_TO_HOST, GTSTORAGE_SYNC_FLAG_FORCE);
+      status = gtstorage_sync_to(mirror, GTSTORAGE_SIDE_HOST, GTSTORAGE_SYNC_FLAG_FORCE);
     }
   });
-  if (ok(status, "gtstorage_sync (device to host)", out)) {
+  if (ok(status, "gtstorage_sync_to (host)", out)) {
     out.object("d2h", figure(moved, t_d2h, t_d2h_base, 0.95));
   }
   gtstorage_release(mirror);

@@ -149,7 +149,8 @@ module gtstorage
   ! ============================================================================================
   public :: gtstorage_create, gtstorage_release, gtstorage_retain, gtstorage_refcount, &
             gtstorage_query, gtstorage_interface, gtstorage_sync, gtstorage_acquire, &
-            gtstorage_touch, gtstorage_get_sync_state, gtstorage_copy, gtstorage_fill, &
+            gtstorage_touch, gtstorage_sync_to, gtstorage_modify, gtstorage_need_sync, &
+            gtstorage_mark_synchronized, gtstorage_wait_stream, gtstorage_get_sync_state, gtstorage_copy, gtstorage_fill, &
             gtstorage_domain_view, gtstorage_transpose, gtstorage_slice, gtstorage_get_stats, &
             gtstorage_last_error, gtstorage_last_status, gtstorage_set_error_mode, &
             gtstorage_error_mode, gtstorage_status_name, gtstorage_version, &
@@ -631,7 +632,82 @@ contains
   ! Synchronization
   ! --------------------------------------------------------------------------------------------
 
-  !> Applies a GTSTORAGE_SYNC_* operation; force copies even if the source is not marked dirty.
+  !> Makes `side` (GTSTORAGE_SIDE_*) current: copies the other side into it if that one is
+  !> modified (or always with force=.true.). With `stream` the copy is only enqueued on that
+  !> stream (0: the storage's own). The C library's DualView-style vocabulary.
+  subroutine gtstorage_sync_to(s, side, force, stream, status)
+    integer(gtstorage_handle_kind), intent(in) :: s
+    integer, intent(in) :: side
+    logical, intent(in), optional :: force
+    integer(c_int64_t), intent(in), optional :: stream
+    integer, intent(out), optional :: status
+    integer(c_int32_t) :: flags
+    call gtstorage_fortran_clear_error()
+    flags = GTSTORAGE_SYNC_FLAG_NONE
+    if (present(force)) then
+      if (force) flags = GTSTORAGE_SYNC_FLAG_FORCE
+    end if
+    if (present(stream)) then
+      call finish(gtstorage_sync_to_async_c(s, int(side, c_int32_t), flags, stream), status, &
+                  "gtstorage_sync_to")
+    else
+      call finish(gtstorage_sync_to_c(s, int(side, c_int32_t), flags), status, "gtstorage_sync_to")
+    end if
+  end subroutine gtstorage_sync_to
+
+  !> Marks `side` modified; GTSTORAGE_ERROR_SYNC_CONFLICT if the other side already is, unless
+  !> force=.true. (the other side's changes are then discarded).
+  subroutine gtstorage_modify(s, side, force, status)
+    integer(gtstorage_handle_kind), intent(in) :: s
+    integer, intent(in) :: side
+    logical, intent(in), optional :: force
+    integer, intent(out), optional :: status
+    integer(c_int32_t) :: flags
+    call gtstorage_fortran_clear_error()
+    flags = GTSTORAGE_SYNC_FLAG_NONE
+    if (present(force)) then
+      if (force) flags = GTSTORAGE_SYNC_FLAG_FORCE
+    end if
+    call finish(gtstorage_modify_c(s, int(side, c_int32_t), flags), status, "gtstorage_modify")
+  end subroutine gtstorage_modify
+
+  !> need = .true. if gtstorage_sync_to(s, side) would copy (the other side is modified).
+  subroutine gtstorage_need_sync(s, side, need, status)
+    integer(gtstorage_handle_kind), intent(in) :: s
+    integer, intent(in) :: side
+    logical, intent(out) :: need
+    integer, intent(out), optional :: status
+    integer(c_int32_t) :: cneed
+    call gtstorage_fortran_clear_error()
+    cneed = 0
+    call finish(gtstorage_need_sync_c(s, int(side, c_int32_t), cneed), status, &
+                "gtstorage_need_sync")
+    need = cneed /= 0
+  end subroutine gtstorage_need_sync
+
+  !> Declares both sides equal without copying.
+  subroutine gtstorage_mark_synchronized(s, status)
+    integer(gtstorage_handle_kind), intent(in) :: s
+    integer, intent(out), optional :: status
+    call gtstorage_fortran_clear_error()
+    call finish(gtstorage_mark_synchronized_c(s), status, "gtstorage_mark_synchronized")
+  end subroutine gtstorage_mark_synchronized
+
+  !> Blocks until the work queued on `stream` (default 0: the storage's stream) has completed.
+  subroutine gtstorage_wait_stream(s, stream, status)
+    integer(gtstorage_handle_kind), intent(in) :: s
+    integer(c_int64_t), intent(in), optional :: stream
+    integer, intent(out), optional :: status
+    integer(c_int64_t) :: cstream
+    call gtstorage_fortran_clear_error()
+    cstream = 0
+    if (present(stream)) cstream = stream
+    call finish(gtstorage_wait_stream_c(s, cstream), status, "gtstorage_wait_stream")
+  end subroutine gtstorage_wait_stream
+
+  !> Deprecated (use gtstorage_sync_to, gtstorage_modify, gtstorage_mark_synchronized or
+  !> gtstorage_wait_stream): applies a GTSTORAGE_SYNC_* operation; force copies even if the
+  !> source is not marked dirty. Keeps working.
   subroutine gtstorage_sync(s, op, force, status)
     integer(gtstorage_handle_kind), intent(in) :: s
     integer, intent(in) :: op
@@ -646,22 +722,25 @@ contains
     call finish(gtstorage_sync_c(s, int(op, c_int32_t), flags), status, "gtstorage_sync")
   end subroutine gtstorage_sync
 
-  !> Makes `side` (GTSTORAGE_SIDE_*) current before computing on it (GDP-3 acquire).
+  !> Deprecated (use gtstorage_sync_to): makes `side` (GTSTORAGE_SIDE_*) current before
+  !> computing on it (GDP-3 acquire).
   subroutine gtstorage_acquire(s, side, status)
     integer(gtstorage_handle_kind), intent(in) :: s
     integer, intent(in) :: side
     integer, intent(out), optional :: status
     call gtstorage_fortran_clear_error()
-    call finish(gtstorage_acquire_c(s, int(side, c_int32_t)), status, "gtstorage_acquire")
+    call finish(gtstorage_sync_to_c(s, int(side, c_int32_t), GTSTORAGE_SYNC_FLAG_NONE), status, &
+                "gtstorage_acquire")
   end subroutine gtstorage_acquire
 
-  !> Marks `side` modified after computing on it (GDP-3 touch).
+  !> Deprecated (use gtstorage_modify): marks `side` modified after computing on it (GDP-3 touch).
   subroutine gtstorage_touch(s, side, status)
     integer(gtstorage_handle_kind), intent(in) :: s
     integer, intent(in) :: side
     integer, intent(out), optional :: status
     call gtstorage_fortran_clear_error()
-    call finish(gtstorage_touch_c(s, int(side, c_int32_t)), status, "gtstorage_touch")
+    call finish(gtstorage_modify_c(s, int(side, c_int32_t), GTSTORAGE_SYNC_FLAG_NONE), status, &
+                "gtstorage_touch")
   end subroutine gtstorage_touch
 
   !> Current GTSTORAGE_SYNC_CLEAN / _HOST_DIRTY / _DEVICE_DIRTY of s.
@@ -732,12 +811,28 @@ contains
     integer(gtstorage_handle_kind), intent(out) :: view
     integer, intent(out), optional :: status
     integer(c_int32_t) :: cperm(size(perm))
+    integer :: d
+    character(len=24) :: nstr
     call gtstorage_fortran_clear_error()
     view = GTSTORAGE_NULL_HANDLE
+    ! Checked here, so the message counts from 1 as the caller does (C counts from 0).
+    do d = 1, size(perm)
+      if (perm(d) < 1 .or. perm(d) > size(perm) .or. count_of(perm(d)) /= 1) then
+        write (nstr, '(i0)') size(perm)
+        call fail(GTSTORAGE_ERROR_INVALID_ARGUMENT, "perm: is not a permutation of 1 … "// &
+                  trim(nstr), status, "gtstorage_transpose")
+        return
+      end if
+    end do
     cperm = int(perm - 1, c_int32_t)
     ! An empty perm is the transpose of a 0-d storage (any other ndim fails with a message).
     call finish(gtstorage_transpose_c(src, cperm, int(size(perm), c_int32_t), view), status, &
                 "gtstorage_transpose")
+  contains
+    pure integer function count_of(v)
+      integer, intent(in) :: v
+      count_of = count(perm == v)
+    end function count_of
   end subroutine gtstorage_transpose
 
   !> View of the section src(lower(1):upper(1):stride(1), …) in the pointer's index space of src

@@ -19,12 +19,53 @@
  * - Arrays indexed by dimension are ordered like the storage's shape (the *semantic* order given
  *   by its dims labels, e.g. I, J, K, then data dims), never in memory order.
  * - Structs passed in or out begin with `struct_size`; the caller sets it to `sizeof` of the
- *   struct it was compiled with (the `*_INIT` macros do this), so fields can be appended in later
- *   versions without breaking existing callers. A library accepts exactly the sizes that struct
- *   had in its own and in earlier versions (fields an older caller does not know take their
- *   defaults, and are not written back); any other value is GTSTORAGE_ERROR_INVALID_ARGUMENT:
- *   the larger size of a newer header, and above all the garbage of a struct that was not
- *   initialized, which a "larger is fine" rule would turn into reads past the caller's struct.
+ *   struct it was compiled with (every struct has a `*_INIT` macro that does this, input and
+ *   output structs alike), so fields can be appended in later versions without breaking
+ *   existing callers. A library accepts exactly the sizes that struct had in its own and in
+ *   earlier released versions (the table below); an input struct is read only up to the
+ *   caller's size (fields an older caller does not know take their defaults) and an output
+ *   struct is written only up to it (struct_size itself is left as the caller set it). Any other
+ *   value is #GTSTORAGE_ERROR_INVALID_ARGUMENT: the larger size of a newer header, and above all
+ *   the garbage of a struct that was not initialized, which a "larger is fine" rule would turn
+ *   into reads past the caller's struct.
+ *
+ *   | struct (x86-64 / LP64 sizes in bytes) | 1.0 | 1.1 |
+ *   |---------------------------------------|-----|-----|
+ *   | ::gtstorage_array                     |  40 |  40 |
+ *   | ::gtstorage_create_options            | 112 | 112 |
+ *   | ::gtstorage_wrap_options              | 104 | 104 |
+ *   | ::gtstorage_plan_info                 | 992 | 992 |
+ *   | ::gtstorage_preset_info               |  72 |  72 |
+ *   | ::gtstorage_interface_info            | 992 | 992 |
+ *   | ::gtstorage_stats                     |  72 | 104 |
+ *   | ::gtstorage_transfer_stats            |  40 |  40 |
+ *   | ::gtstorage_pool_stats                |  —  |  72 |
+ *   | ::gtstorage_dlpack_options            |  —  |  24 |
+ *
+ * - Options are initialized by their `*_INIT` macro, or (for bindings that cannot use macros) by
+ *   `gtstorage_X_init_sized(options, sizeof *options)`, which writes the defaults of exactly
+ *   `struct_size` bytes, one of the sizes above, and nothing past them. The older
+ *   `gtstorage_X_init(options)` writes the layout of the version that introduced it (1.0 for
+ *   create and wrap options, 1.1 for DLPack options) and sets struct_size to that size, so it
+ *   never writes past a struct of that version either; fields appended later keep what the
+ *   caller had in them and are not read by the library.
+ * - Two tiers. This header is the stable API and ABI. Test, diagnostic and tuning hooks
+ *   (reference counts, resetting counters, switching the device backend) are declared in
+ *   gtstorage_experimental.h, which has no ABI promise: they may change or go away in any minor
+ *   version. Include it, or define `GTSTORAGE_EXPERIMENTAL` before including this header, to
+ *   use them. Deprecated functions stay exported and working within a major version; their
+ *   declarations carry #GTSTORAGE_DEPRECATED (define `GTSTORAGE_NO_DEPRECATION_WARNINGS` to
+ *   silence the compiler's warnings).
+ * - Zero extents: a storage, view, wrapped buffer or caller array may have extents 0; it has no
+ *   elements, every operation on it (copy, fill, sync, view, export) succeeds and touches no
+ *   memory, and a `data` pointer of it may be NULL where a field says so (never dereferenced).
+ *   A 0-d storage (ndim 0) has exactly one element.
+ * - Alignment of caller memory: wrapped memory (gtstorage_wrap(), gtstorage_wrap_dlpack()) and
+ *   caller arrays (::gtstorage_array) need not be aligned to their item size: an address that is
+ *   not a multiple of it (e.g. a `<f8` at an odd byte address of a packed record) is accepted
+ *   on the host and on the device, and every copy, fill and sync accesses it correctly (at
+ *   lower speed); the descriptors report the address as it is. Strides must still be multiples
+ *   of the item size. Only storages the library allocates are aligned as their plan says.
  * - Dtypes are NumPy typestrs: `<f8`, `<f4`, `<f2`, `<i1` … `<i8`, `<u1` … `<u8`, `|b1`, `<c8`,
  *   `<c16` (`|` and `=` are accepted for the byte order, `>` is rejected on little-endian hosts).
  */
@@ -46,6 +87,21 @@
 #define GTSTORAGE_API __attribute__((visibility("default")))
 #else
 #define GTSTORAGE_API
+#endif
+
+/** @def GTSTORAGE_DEPRECATED
+ *  Marks a declaration deprecated (`__attribute__((deprecated(msg)))` with GCC and Clang,
+ *  `__declspec(deprecated(msg))` with MSVC): a use compiles, with a warning that names the
+ *  replacement. Define `GTSTORAGE_NO_DEPRECATION_WARNINGS` before including the header to
+ *  silence them. Deprecated functions keep working until the next major version. */
+#if defined(GTSTORAGE_NO_DEPRECATION_WARNINGS) || defined(GTSTORAGE_BUILDING)
+#define GTSTORAGE_DEPRECATED(msg)
+#elif defined(__GNUC__)
+#define GTSTORAGE_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#elif defined(_MSC_VER)
+#define GTSTORAGE_DEPRECATED(msg) __declspec(deprecated(msg))
+#else
+#define GTSTORAGE_DEPRECATED(msg)
 #endif
 
 #ifdef __cplusplus
@@ -157,8 +213,7 @@ GTSTORAGE_API int gtstorage_retain(gtstorage_handle handle);
  */
 GTSTORAGE_API int gtstorage_release(gtstorage_handle handle);
 
-/** Current reference count of @p handle in @p *out_count. */
-GTSTORAGE_API int gtstorage_refcount(gtstorage_handle handle, int64_t* out_count);
+/* gtstorage_refcount() (a test hook) is declared in gtstorage_experimental.h. */
 
 /** @} */
 
@@ -209,7 +264,16 @@ typedef enum gtstorage_sync_state {
   GTSTORAGE_SYNC_DEVICE_DIRTY = 2 /**< Device was modified since the last sync. */
 } gtstorage_sync_state;
 
-/** Operations of gtstorage_sync() (GDP-3's methods plus acquire/touch). */
+/**
+ * Operations of the deprecated gtstorage_sync() and gtstorage_sync_async() (GDP-3's methods
+ * plus acquire/touch). **Deprecated**: every value stays valid for existing callers, but new
+ * code uses the smaller vocabulary of the "Host/device synchronization" functions:
+ * HOST_TO_DEVICE / ACQUIRE_DEVICE = gtstorage_sync_to(h, #GTSTORAGE_SIDE_DEVICE, flags);
+ * DEVICE_TO_HOST / ACQUIRE_HOST = gtstorage_sync_to(h, #GTSTORAGE_SIDE_HOST, flags);
+ * SET_*_MODIFIED / TOUCH_* = gtstorage_modify(); SET_SYNCHRONIZED =
+ * gtstorage_mark_synchronized(); SYNCHRONIZE = gtstorage_sync_to() of the side that
+ * gtstorage_need_sync() names; WAIT_STREAM = gtstorage_wait_stream().
+ */
 typedef enum gtstorage_sync_op {
   GTSTORAGE_SYNC_HOST_TO_DEVICE = 1,      /**< Copy host -> device if host is dirty (or force). */
   GTSTORAGE_SYNC_DEVICE_TO_HOST = 2,      /**< Copy device -> host if device is dirty (or force). */
@@ -228,10 +292,13 @@ typedef enum gtstorage_sync_op {
   GTSTORAGE_SYNC_WAIT_STREAM = 11
 } gtstorage_sync_op;
 
-/** Flags of gtstorage_sync(). */
+/** Flags of gtstorage_sync_to() and gtstorage_modify() (and the deprecated gtstorage_sync()). */
 typedef enum gtstorage_sync_flags {
   GTSTORAGE_SYNC_FLAG_NONE = 0,
-  GTSTORAGE_SYNC_FLAG_FORCE = 1 /**< Copy even if the source side is not marked modified. */
+  /** gtstorage_sync_to(): copy even if the other side is not marked modified.
+   *  gtstorage_modify(): discard the other side's unsynchronized changes instead of failing
+   *  with #GTSTORAGE_ERROR_SYNC_CONFLICT. */
+  GTSTORAGE_SYNC_FLAG_FORCE = 1
 } gtstorage_sync_flags;
 
 /** Layout rule of a preset. */
@@ -372,7 +439,19 @@ typedef struct gtstorage_create_options {
         GTSTORAGE_HOST_PAGEABLE, 0, NULL, NULL                                                 \
   }
 
-/** Resets @p options to the defaults of #GTSTORAGE_CREATE_OPTIONS_INIT (for bindings). */
+/**
+ * Writes the defaults of #GTSTORAGE_CREATE_OPTIONS_INIT into the first @p struct_size bytes of
+ * @p options and sets options->struct_size to @p struct_size, which must be a size
+ * ::gtstorage_create_options had in a released version or this one (pass `sizeof *options`);
+ * nothing past @p struct_size bytes is written.
+ * @return #GTSTORAGE_OK; #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options is NULL or
+ *         @p struct_size is not such a size (nothing is written then).
+ */
+GTSTORAGE_API int gtstorage_create_options_init_sized(gtstorage_create_options* options,
+                                                      size_t struct_size);
+
+/** Writes the defaults of the 1.0 layout of ::gtstorage_create_options (112 bytes on LP64) and
+ *  sets struct_size to that size. Prefer gtstorage_create_options_init_sized(). */
 GTSTORAGE_API int gtstorage_create_options_init(gtstorage_create_options* options);
 
 /** Creates a storage; on success @p *out holds a handle with reference count 1. */
@@ -417,13 +496,21 @@ typedef struct gtstorage_wrap_options {
         NULL, NULL, GTSTORAGE_SYNC_CLEAN, 0                                                   \
   }
 
-/** Resets @p options to the defaults of #GTSTORAGE_WRAP_OPTIONS_INIT (for bindings). */
+/** As gtstorage_create_options_init_sized(), for ::gtstorage_wrap_options and the defaults of
+ *  #GTSTORAGE_WRAP_OPTIONS_INIT. */
+GTSTORAGE_API int gtstorage_wrap_options_init_sized(gtstorage_wrap_options* options,
+                                                    size_t struct_size);
+
+/** Writes the defaults of the 1.0 layout of ::gtstorage_wrap_options (104 bytes on LP64) and sets
+ *  struct_size to that size. Prefer gtstorage_wrap_options_init_sized(). */
 GTSTORAGE_API int gtstorage_wrap_options_init(gtstorage_wrap_options* options);
 
 /**
  * Wraps caller-owned memory without copying. Strides must be multiples of the item size and
- * must not make two elements overlap (#GTSTORAGE_ERROR_INVALID_ARGUMENT otherwise). The
- * release callback is not called when gtstorage_wrap() fails.
+ * must not make two elements overlap (#GTSTORAGE_ERROR_INVALID_ARGUMENT otherwise). `data` and
+ * `device_data` need not be aligned to the item size (see "Alignment of caller memory" at the
+ * top of this header); extents may be 0. The release callback is not called when
+ * gtstorage_wrap() fails.
  */
 GTSTORAGE_API int gtstorage_wrap(const gtstorage_wrap_options* options, gtstorage_handle* out);
 
@@ -456,6 +543,13 @@ typedef struct gtstorage_plan_info {
   int32_t contiguous_dim;   /**< The padded (contiguous) dimension, -1 if ndim == 0. */
   int32_t device;           /**< Resolved ::gtstorage_device (CPU or GPU). */
 } gtstorage_plan_info;
+
+/** Initializer of ::gtstorage_plan_info (an output struct: only struct_size matters). */
+#define GTSTORAGE_PLAN_INFO_INIT                                                             \
+  {                                                                                          \
+    sizeof(gtstorage_plan_info), 0, {0}, {0}, {0}, {0}, {{0}}, {0}, {{0}}, {0}, {0}, 0, 0, 0, \
+        0, 0, 0, 0                                                                           \
+  }
 
 /** Computes the allocation plan for @p options into @p out; allocates nothing. */
 GTSTORAGE_API int gtstorage_plan(const gtstorage_create_options* options, gtstorage_plan_info* out);
@@ -577,6 +671,13 @@ typedef struct gtstorage_interface_info {
   uint64_t stream;          /**< Stream for CUDA Array Interface v3 (0 = legacy default). */
 } gtstorage_interface_info;
 
+/** Initializer of ::gtstorage_interface_info (an output struct: only struct_size matters). */
+#define GTSTORAGE_INTERFACE_INFO_INIT                                                          \
+  {                                                                                            \
+    sizeof(gtstorage_interface_info), 0, NULL, {0}, {0}, {0}, {{0}}, {0}, {0}, {{0}}, {0}, 0, \
+        0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0                                                     \
+  }
+
 /**
  * Describes side @p side of @p handle in @p out (whose struct_size the caller sets). Returns
  * #GTSTORAGE_ERROR_NO_SUCH_BUFFER if the storage has no buffer on that side.
@@ -599,7 +700,7 @@ GTSTORAGE_API int gtstorage_has_side(gtstorage_handle handle, int32_t side, int3
 /**
  * Deep copy of every element of @p src into @p dst: equal shapes, any layouts, any dtypes
  * (converted like NumPy's unsafe casting). Host sides are used; device storages are handled
- * by their current side (see gtstorage_sync()).
+ * by their current side (see gtstorage_sync_to()).
  */
 GTSTORAGE_API int gtstorage_copy(gtstorage_handle dst, gtstorage_handle src);
 
@@ -618,29 +719,87 @@ GTSTORAGE_API int gtstorage_fill_double(gtstorage_handle handle, double value);
 /** @} */
 
 /* ============================================================================================== */
-/** @name Host/device synchronization (GDP-3)
+/** @name Host/device synchronization
  * The sync state is one object shared by all views of a buffer pair; a sync from any view
- * brings the whole buffer current. On host-only storages every op is a valid no-op. */
+ * brings the whole buffer current. The vocabulary is Kokkos DualView's: before computing on a
+ * side, gtstorage_sync_to() that side; after writing on it, gtstorage_modify() it;
+ * gtstorage_need_sync() asks whether a sync_to would copy. On host-only and device-only
+ * storages every one of them is a valid no-op (need_sync answers 0); for unified memory
+ * (#GTSTORAGE_MANAGED_UNIFIED) sync_to prefetches the pages to that side.
+ *
+ * @p side is a ::gtstorage_side; @p flags a combination of ::gtstorage_sync_flags; @p stream a
+ * cudaStream_t / hipStream_t as an integer, where 0 means the storage's stream
+ * (gtstorage_set_stream(), by default the legacy default stream), 1 the legacy default stream
+ * and 2 the per-thread default stream. Each function returns #GTSTORAGE_OK,
+ * #GTSTORAGE_ERROR_INVALID_HANDLE, #GTSTORAGE_ERROR_INVALID_ARGUMENT (a bad side, flag or
+ * NULL output), #GTSTORAGE_ERROR_READONLY (a copy into memory wrapped read-only),
+ * #GTSTORAGE_ERROR_SYNC_CONFLICT (gtstorage_modify() while the other side is modified, without
+ * #GTSTORAGE_SYNC_FLAG_FORCE) or #GTSTORAGE_ERROR_DEVICE. Thread-safe (the state has a lock). */
 /** @{ */
 
-/** Applies ::gtstorage_sync_op @p op with ::gtstorage_sync_flags @p flags; waits for completion. */
-GTSTORAGE_API int gtstorage_sync(gtstorage_handle handle, int32_t op, uint32_t flags);
+/**
+ * Makes side @p side current: copies the other side into it if the other side is marked
+ * modified (or always with #GTSTORAGE_SYNC_FLAG_FORCE), then both sides are clean. Waits until
+ * the copy is done. GDP-3's `host_to_device()` is sync_to(DEVICE), `device_to_host()`
+ * sync_to(HOST).
+ */
+GTSTORAGE_API int gtstorage_sync_to(gtstorage_handle handle, int32_t side, uint32_t flags);
 
-/** Like gtstorage_sync() but enqueued on @p stream (a cudaStream_t/hipStream_t, 0 = default). */
-GTSTORAGE_API int gtstorage_sync_async(gtstorage_handle handle, int32_t op, uint32_t flags,
-                                       uint64_t stream);
+/** Like gtstorage_sync_to() but the copy is only enqueued on @p stream (0 = the storage's); a
+ *  later host access through the library, or any later sync, waits for it. */
+GTSTORAGE_API int gtstorage_sync_to_async(gtstorage_handle handle, int32_t side, uint32_t flags,
+                                          uint64_t stream);
+
+/**
+ * Marks side @p side modified (written since the last sync). Fails with
+ * #GTSTORAGE_ERROR_SYNC_CONFLICT if the other side is already marked modified, unless @p flags
+ * has #GTSTORAGE_SYNC_FLAG_FORCE (the other side's changes are then discarded).
+ */
+GTSTORAGE_API int gtstorage_modify(gtstorage_handle handle, int32_t side, uint32_t flags);
+
+/** Non-zero in @p *out_need if gtstorage_sync_to(@p handle, @p side, 0) would copy, i.e. the
+ *  other side is marked modified. */
+GTSTORAGE_API int gtstorage_need_sync(gtstorage_handle handle, int32_t side, int32_t* out_need);
+
+/** Declares both sides equal without copying (GDP-3 `set_synchronized`, DualView
+ *  `clear_sync_state`). */
+GTSTORAGE_API int gtstorage_mark_synchronized(gtstorage_handle handle);
+
+/**
+ * Blocks until the work queued on @p stream (0 = the storage's stream) has completed: no
+ * transfer, no state change. A consumer calls it before using a buffer a producer filled on
+ * its own stream (e.g. the `stream` of a CUDA Array Interface v3 buffer) and before the last
+ * release of a storage other streams still use. A valid no-op for host-only storages.
+ */
+GTSTORAGE_API int gtstorage_wait_stream(gtstorage_handle handle, uint64_t stream);
 
 /** Current ::gtstorage_sync_state in @p *out_state. */
 GTSTORAGE_API int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state);
 
-/** Makes @p side current before computing on it (GDP-3 `acquire`). */
-GTSTORAGE_API int gtstorage_acquire(gtstorage_handle handle, int32_t side);
-
-/** Marks @p side modified after computing on it (GDP-3 `touch`). */
-GTSTORAGE_API int gtstorage_touch(gtstorage_handle handle, int32_t side);
-
-/** Stream that descriptors of @p handle report and async syncs default to. */
+/** Stream that descriptors of @p handle report and the functions above use for stream 0. */
 GTSTORAGE_API int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream);
+
+/** **Deprecated** (use gtstorage_sync_to(), gtstorage_modify(), gtstorage_need_sync(),
+ *  gtstorage_mark_synchronized() or gtstorage_wait_stream(); see ::gtstorage_sync_op).
+ *  Applies ::gtstorage_sync_op @p op with ::gtstorage_sync_flags @p flags; waits for completion.
+ */
+GTSTORAGE_API GTSTORAGE_DEPRECATED("see gtstorage_sync_op for the replacements") int gtstorage_sync(
+    gtstorage_handle handle, int32_t op, uint32_t flags);
+
+/** **Deprecated** (use gtstorage_sync_to_async() or gtstorage_wait_stream()). Like
+ *  gtstorage_sync() but enqueued on @p stream (0 = the storage's stream). */
+GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_sync_to_async") int gtstorage_sync_async(
+    gtstorage_handle handle, int32_t op, uint32_t flags, uint64_t stream);
+
+/** **Deprecated** (use gtstorage_sync_to()). Makes @p side current before computing on it
+ *  (GDP-3 `acquire`). */
+GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_sync_to") int gtstorage_acquire(
+    gtstorage_handle handle, int32_t side);
+
+/** **Deprecated** (use gtstorage_modify()). Marks @p side modified after computing on it
+ *  (GDP-3 `touch`). */
+GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_modify") int gtstorage_touch(
+    gtstorage_handle handle, int32_t side);
 
 /** @} */
 
@@ -656,12 +815,9 @@ GTSTORAGE_API int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream)
  */
 GTSTORAGE_API int gtstorage_device_count(int32_t* out_count);
 
-/**
- * Selects the device backend: "cuda", "hip", "emulated" or "auto" (also read once from the
- * environment variable GTSTORAGE_DEVICE_BACKEND). Fails with #GTSTORAGE_ERROR_UNSUPPORTED for a
- * backend this build lacks. Only allowed while no device storage is alive.
- */
-GTSTORAGE_API int gtstorage_set_device_backend(const char* name);
+/* gtstorage_set_device_backend() (switching backends, for tests) is declared in
+ * gtstorage_experimental.h; the environment variable GTSTORAGE_DEVICE_BACKEND ("cuda", "hip",
+ * "emulated", "auto") selects the backend once at start. */
 
 /** Name of the active device backend ("none" if none) in @p buf of @p size bytes. */
 GTSTORAGE_API int gtstorage_get_device_backend(char* buf, size_t size);
@@ -719,9 +875,7 @@ typedef struct gtstorage_transfer_stats {
 /** Library-wide counters into @p out. */
 GTSTORAGE_API int gtstorage_get_stats(gtstorage_stats* out);
 
-/** Resets the global transfer counters and the pools' hits, misses, evictions and high-water
- *  marks (live counts and held bytes are not counters and are kept). */
-GTSTORAGE_API int gtstorage_reset_transfer_stats(void);
+/* gtstorage_reset_transfer_stats() (a test hook) is declared in gtstorage_experimental.h. */
 
 /** Transfer counters of the buffers behind @p handle into @p out. */
 GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle,
@@ -745,7 +899,7 @@ GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle,
  *   threshold is the limit, so memory is not returned to the device at every synchronization.
  *   Reuse follows stream order: a block is handed out again only after the work queued before
  *   its release on that stream. Work on other streams that still uses a storage must be waited
- *   for (gtstorage_sync() with #GTSTORAGE_SYNC_WAIT_STREAM) before its last release, as with
+ *   for (gtstorage_wait_stream()) before its last release, as with
  *   any stream-ordered allocator. Without pool support (old driver, HIP without pools) device
  *   memory is not pooled.
  * - A per-process limit on the bytes kept (not in use) per memory: by default 1/8 of the
@@ -855,7 +1009,13 @@ typedef struct gtstorage_dlpack_options {
 #define GTSTORAGE_DLPACK_OPTIONS_INIT \
   { sizeof(gtstorage_dlpack_options), 0, NULL, NULL }
 
-/** Resets @p options to the defaults of #GTSTORAGE_DLPACK_OPTIONS_INIT (for bindings). */
+/** As gtstorage_create_options_init_sized(), for ::gtstorage_dlpack_options and the defaults of
+ *  #GTSTORAGE_DLPACK_OPTIONS_INIT. */
+GTSTORAGE_API int gtstorage_dlpack_options_init_sized(gtstorage_dlpack_options* options,
+                                                      size_t struct_size);
+
+/** Writes the defaults of the 1.1 layout of ::gtstorage_dlpack_options (24 bytes on LP64) and
+ *  sets struct_size to that size. Prefer gtstorage_dlpack_options_init_sized(). */
 GTSTORAGE_API int gtstorage_dlpack_options_init(gtstorage_dlpack_options* options);
 
 /**
@@ -909,6 +1069,11 @@ GTSTORAGE_API int gtstorage_wrap_dlpack(void* managed_tensor, int32_t kind,
 
 #ifdef __cplusplus
 } /* extern "C" */
+#endif
+
+/* The experimental tier (no ABI promise), on request. */
+#if defined(GTSTORAGE_EXPERIMENTAL)
+#include "gtstorage_experimental.h"
 #endif
 
 #endif /* GTSTORAGE_GTSTORAGE_H */

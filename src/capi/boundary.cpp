@@ -1,6 +1,7 @@
 #include "capi/boundary.hpp"
 
 #include <cstring>
+#include <string>
 
 namespace gts::capi {
 namespace {
@@ -62,6 +63,18 @@ int status_of(error_kind kind) noexcept {
       return GTSTORAGE_ERROR_INTERNAL;
   }
   return GTSTORAGE_ERROR_INTERNAL;
+}
+
+void fail_struct_size(const char* name, uint64_t got, const struct_history& h) {
+  std::string sizes;
+  for (std::size_t v = 0; v < sizeof h.size / sizeof h.size[0]; ++v) {
+    if (h.size[v] == 0) continue;
+    if (!sizes.empty()) sizes += ", ";
+    sizes += std::to_string(h.size[v]) + " in " + version_names[v];
+  }
+  gts::fail_arg(std::string(name) + ".struct_size",
+                std::to_string(got) + " is not a size " + h.name + " had in a released version (" +
+                    sizes + ", this library's; initialize the struct with its _INIT macro)");
 }
 
 }  // namespace gts::capi

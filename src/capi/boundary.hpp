@@ -2,12 +2,16 @@
 // code plus a thread-local message. The only place in the library that knows status numbers.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
 
 #include "common/errors.hpp"
 #include "gtstorage/gtstorage.h"
+#include "gtstorage/gtstorage_experimental.h"  // the test hooks are exported by the same code
 
 namespace gts::capi {
 
@@ -33,6 +37,114 @@ int guarded(F&& body) noexcept {
   } catch (...) {
     return set_error(GTSTORAGE_ERROR_INTERNAL, "internal error: unknown exception");
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The struct-size contract of gtstorage.h: a struct is accepted with any size it had in a
+// released version (fields appended later are absent from an older caller's struct). Input
+// structs are read only up to the caller's struct_size, the fields it lacks taking their
+// defaults; output structs are written only up to it.
+
+/// Sizes of a struct per version, oldest first; 0 where the struct did not exist yet. Each
+/// earlier size is the offset of the first field appended after it, so the table holds on every
+/// ABI. Add a column (and a row entry for every struct) when a minor version appends a field.
+struct struct_history {
+  const char* name;
+  uint32_t size[2];  // 1.0, 1.1 (= this library's sizeof)
+};
+constexpr const char* version_names[2] = {"1.0", "1.1"};
+
+template <class T>
+struct history_of;  // one specialization per struct of the header with a struct_size
+#define GTS_STRUCT_HISTORY(T, v1_0)                                             \
+  template <>                                                                  \
+  struct history_of<T> {                                                       \
+    static constexpr struct_history value = {#T, {(v1_0), uint32_t(sizeof(T))}}; \
+  }
+GTS_STRUCT_HISTORY(gtstorage_array, sizeof(gtstorage_array));
+GTS_STRUCT_HISTORY(gtstorage_create_options, sizeof(gtstorage_create_options));
+GTS_STRUCT_HISTORY(gtstorage_wrap_options, sizeof(gtstorage_wrap_options));
+GTS_STRUCT_HISTORY(gtstorage_plan_info, sizeof(gtstorage_plan_info));
+GTS_STRUCT_HISTORY(gtstorage_preset_info, sizeof(gtstorage_preset_info));
+GTS_STRUCT_HISTORY(gtstorage_interface_info, sizeof(gtstorage_interface_info));
+GTS_STRUCT_HISTORY(gtstorage_stats, offsetof(gtstorage_stats, pool_held_bytes));
+GTS_STRUCT_HISTORY(gtstorage_transfer_stats, sizeof(gtstorage_transfer_stats));
+GTS_STRUCT_HISTORY(gtstorage_pool_stats, 0);      // new in 1.1
+GTS_STRUCT_HISTORY(gtstorage_dlpack_options, 0);  // new in 1.1
+#undef GTS_STRUCT_HISTORY
+
+/// The size the version that introduced T gave it: what the size-less *_init functions write.
+template <class T>
+constexpr uint32_t first_size() {
+  for (uint32_t s : history_of<T>::value.size) {
+    if (s != 0) return s;
+  }
+  return sizeof(T);
+}
+
+template <class T>
+constexpr bool accepted_size(uint64_t size) {
+  for (uint32_t s : history_of<T>::value.size) {
+    if (s != 0 && size == s) return true;
+  }
+  return false;
+}
+
+/// "<name>.struct_size: <got> is not a size gtstorage_x had (72 in 1.0, 104 in 1.1 …)".
+[[noreturn]] void fail_struct_size(const char* name, uint64_t got, const struct_history& h);
+
+template <class T>
+inline void check_struct_size(const char* name, uint64_t size) {
+  if (__builtin_expect(size != sizeof(T), 0) && !accepted_size<T>(size)) {
+    fail_struct_size(name, size, history_of<T>::value);
+  }
+}
+
+/// Checks @p p (not NULL, an accepted struct_size).
+template <class T>
+inline void check_struct(const T* p, const char* name) {
+  if (__builtin_expect(p == nullptr, 0)) gts::fail_arg(name, "must not be NULL");
+  check_struct_size<T>(name, p->struct_size);
+}
+
+/// An input struct: @p p itself when it has this library's size, else @p local = @p defaults
+/// overwritten with the caller's struct_size bytes (the fields it lacks keep their defaults).
+template <class T>
+inline const T* read_in(const T* p, const char* name, T& local, const T& defaults) {
+  check_struct(p, name);
+  if (__builtin_expect(p->struct_size == sizeof(T), 1)) return p;
+  local = defaults;
+  std::memcpy(&local, p, p->struct_size);
+  local.struct_size = sizeof(T);
+  return &local;
+}
+
+/// An output struct: @p fill writes a whole T, into @p out when it has this library's size,
+/// else into a temporary of which only the caller's struct_size bytes are copied to @p out
+/// (struct_size itself keeps the caller's value).
+template <class T, class F>
+inline void write_out(T* out, const char* name, F&& fill) {
+  check_struct(out, name);
+  const uint32_t size = out->struct_size;
+  if (__builtin_expect(size == sizeof(T), 1)) {
+    fill(out);
+    out->struct_size = size;
+    return;
+  }
+  T full{};
+  full.struct_size = sizeof(T);
+  fill(&full);
+  std::memcpy(out, &full, size);
+  out->struct_size = size;
+}
+
+/// gtstorage_X_init_sized: the first @p size bytes of @p defaults into @p p, struct_size = size.
+template <class T>
+inline void init_sized(T* p, uint64_t size, const T& defaults, const char* name) {
+  if (p == nullptr) gts::fail_arg(name, "must not be NULL");
+  check_struct_size<T>("struct_size", size);
+  std::memcpy(p, &defaults, size);
+  p->struct_size = static_cast<uint32_t>(size);
 }
 
 }  // namespace gts::capi

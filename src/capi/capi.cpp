@@ -1,12 +1,13 @@
 // Every exported gtstorage_* entry point except the error/status functions (boundary.cpp) and
-// DLPack export (interop/dlpack.cpp). Each one: check the C arguments, call into the storage
-// layer inside guarded(), and copy results out.
+// the DLPack ones (capi_dlpack.cpp). Each one: check the C arguments, translate public enum
+// values (enums.hpp), call into the storage layer inside guarded(), and copy results out.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <string>
 
 #include "capi/boundary.hpp"
+#include "capi/enums.hpp"
 #include "capi/handle_table.hpp"
 #include "capi/interface.hpp"
 #include "device/device_backend.hpp"
@@ -30,34 +31,15 @@ gts::handle_table& table() {
   gts::fail_arg(name, "must not be NULL");
 }
 
-[[noreturn]] __attribute__((cold, noinline)) void fail_struct_size(const char* name, uint64_t got,
-                                                                   std::size_t expected) {
-  gts::fail_arg(std::string(name) + ".struct_size",
-                std::to_string(got) + " does not match sizeof = " + std::to_string(expected) +
-                    " of this library (initialize the struct with its _INIT macro)");
-}
-
 [[noreturn]] __attribute__((cold, noinline)) void fail_side(int32_t side) {
   gts::fail_arg("side", std::to_string(side) + " is not GTSTORAGE_SIDE_HOST (0) or _DEVICE (1)");
 }
 
-// Sizes a struct had in released versions before this one (0: none). A caller built against an
-// older header passes its own, smaller size: output structs are filled up to it, input structs
-// read up to it (the fields it lacks take their defaults).
-template <class T>
-constexpr uint32_t released_size = 0;
-template <>
-constexpr uint32_t released_size<gtstorage_stats> = 72;  // 1.0: up to d2h_bytes
-
-template <class T>
-inline void check_struct(const T* p, const char* name) {
-  if (__builtin_expect(p == nullptr, 0)) fail_null(name);
-  if (__builtin_expect(p->struct_size != sizeof(T), 0)) {
-    if (released_size<T> == 0 || p->struct_size != released_size<T>) {
-      fail_struct_size(name, p->struct_size, sizeof(T));
-    }
-  }
-}
+// The struct-size contract (boundary.hpp): every size a struct had in a released version is
+// accepted; inputs are read and outputs written only up to the caller's struct_size.
+using gts::capi::check_struct;
+using gts::capi::read_in;
+using gts::capi::write_out;
 
 // Copies @p full into @p out up to the caller's struct_size (checked by check_struct).
 template <class T>
@@ -65,6 +47,34 @@ void copy_out(T* out, const T& full) {
   const uint32_t size = out->struct_size;
   std::memcpy(out, &full, size);
   out->struct_size = size;
+}
+
+// A count the caller passed as uint32_t (ndim, nperm), checked before it is narrowed, so the
+// message shows the value the caller wrote (4294967295, not a clamped one).
+int count_arg(uint32_t n, const std::string& name) {
+  if (__builtin_expect(n > GTSTORAGE_MAX_NDIM, 0)) {
+    gts::fail_arg(name, std::to_string(n) + " is out of range 0 … " +
+                            std::to_string(GTSTORAGE_MAX_NDIM));
+  }
+  return static_cast<int>(n);
+}
+
+// A handle argument named as the caller wrote it: the table reports "handle: …"; calls with
+// two handles (or one called src/dst) say which one ("src: 42 was released …").
+[[noreturn]] __attribute__((cold, noinline)) void rethrow_as(const gts::error& e,
+                                                              const char* name) {
+  std::string msg = e.what();
+  const std::string prefix = "handle:";
+  if (msg.compare(0, prefix.size(), prefix) == 0) msg = name + (":" + msg.substr(prefix.size()));
+  throw gts::error(e.kind(), msg);
+}
+
+gts::storage& get_as(gtstorage_handle h, const char* name) {
+  try {
+    return table().get(h);
+  } catch (const gts::error& e) {
+    rethrow_as(e, name);
+  }
 }
 
 // The pools a ::gtstorage_memory value names (ALL: every pool).
@@ -109,7 +119,7 @@ inline void check_side(int32_t side) {
 }
 
 void fill_plan_request(const gtstorage_create_options* o, gts::plan_request& r) {
-  r.ndim = static_cast<int>(std::min<uint32_t>(o->ndim, 1u << 30));
+  r.ndim = count_arg(o->ndim, "ndim");
   r.shape = o->shape;
   r.dtype = o->dtype;
   r.dims = o->dims;
@@ -127,10 +137,12 @@ gts::plan_request plan_request_of(const gtstorage_create_options* o) {
 }
 
 gts::strided_array array_of(const gtstorage_array* a, gts::dtype fallback, const char* name) {
-  check_struct(a, name);
+  static const gtstorage_array defaults = GTSTORAGE_ARRAY_INIT;
+  gtstorage_array local;
+  a = read_in(a, name, local, defaults);
   const std::string prefix = std::string(name) + ".";  // messages name "src.shape" etc.
-  return gts::caller_array(a->data, static_cast<int>(std::min<uint32_t>(a->ndim, 1u << 30)),
-                           a->shape, a->strides, a->dtype, fallback, prefix.c_str());
+  return gts::caller_array(a->data, count_arg(a->ndim, prefix + "ndim"), a->shape, a->strides,
+                           a->dtype, fallback, prefix.c_str());
 }
 
 // One sync op on the buffers of @p s; stream 0 means the storage's own stream.
@@ -139,7 +151,7 @@ void apply_sync(const gts::storage& s, int32_t op, uint32_t flags, uint64_t stre
     gts::fail_arg("flags",
                   std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
   }
-  s.buffers->sync(op, (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, stream != 0 ? stream : s.stream,
+  s.buffers->sync(gts::capi::sync_op_of(op), (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, stream != 0 ? stream : s.stream,
                   wait);
 }
 
@@ -179,34 +191,49 @@ int gtstorage_refcount(gtstorage_handle handle, int64_t* out_count) {
   });
 }
 
+namespace {
+const gtstorage_create_options create_defaults = GTSTORAGE_CREATE_OPTIONS_INIT;
+const gtstorage_wrap_options wrap_defaults = GTSTORAGE_WRAP_OPTIONS_INIT;
+const gtstorage_dlpack_options dlpack_defaults = GTSTORAGE_DLPACK_OPTIONS_INIT;
+}  // namespace
+
+int gtstorage_create_options_init_sized(gtstorage_create_options* options, size_t struct_size) {
+  return guarded([&] { gts::capi::init_sized(options, struct_size, create_defaults, "options"); });
+}
+
 int gtstorage_create_options_init(gtstorage_create_options* options) {
-  return guarded([&] {
-    check_out(options, "options");
-    const gtstorage_create_options init = GTSTORAGE_CREATE_OPTIONS_INIT;
-    *options = init;
-  });
+  // The size-less form writes the layout it was introduced with (1.0), never more: a caller
+  // built against 1.0 has a struct of that size, whatever this library's sizeof is.
+  return gtstorage_create_options_init_sized(
+      options, gts::capi::first_size<gtstorage_create_options>());
+}
+
+int gtstorage_wrap_options_init_sized(gtstorage_wrap_options* options, size_t struct_size) {
+  return guarded([&] { gts::capi::init_sized(options, struct_size, wrap_defaults, "options"); });
 }
 
 int gtstorage_wrap_options_init(gtstorage_wrap_options* options) {
-  return guarded([&] {
-    check_out(options, "options");
-    const gtstorage_wrap_options init = GTSTORAGE_WRAP_OPTIONS_INIT;
-    *options = init;
-  });
+  return gtstorage_wrap_options_init_sized(options,
+                                           gts::capi::first_size<gtstorage_wrap_options>());
+}
+
+int gtstorage_dlpack_options_init_sized(gtstorage_dlpack_options* options, size_t struct_size) {
+  return guarded([&] { gts::capi::init_sized(options, struct_size, dlpack_defaults, "options"); });
 }
 
 int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* out) {
   return guarded([&] {
-    check_struct(options, "options");
+    gtstorage_create_options local;
+    options = read_in(options, "options", local, create_defaults);
     check_out(out, "out");
     gts::create_request req;
     fill_plan_request(options,
                       req.plan);  // in place: a struct copy here stalled on store forwarding
-    req.init = options->init;
-    req.device = options->device;
+    req.device = gts::capi::device_choice_of(options->device);
+    req.managed = gts::capi::managed_of(options->managed);
+    req.host_memory = gts::capi::host_memory_of(options->host_memory);
+    req.init = gts::capi::init_of(options->init);
     req.device_id = options->device_id;
-    req.managed = options->managed;
-    req.host_memory = options->host_memory;
     req.readonly = options->readonly != 0;
     req.fill_value = options->fill_value;
     if (options->init == GTSTORAGE_INIT_COPY && options->source != nullptr) {
@@ -224,11 +251,12 @@ int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* 
 
 int gtstorage_wrap(const gtstorage_wrap_options* options, gtstorage_handle* out) {
   return guarded([&] {
-    check_struct(options, "options");
+    gtstorage_wrap_options local;
+    options = read_in(options, "options", local, wrap_defaults);
     check_out(out, "out");
     if (options->reserved != 0) gts::fail_arg("options.reserved", "must be 0");
     gts::wrap_request req;
-    req.ndim = static_cast<int>(std::min<uint32_t>(options->ndim, 1u << 30));
+    req.ndim = count_arg(options->ndim, "ndim");
     req.data = options->data;
     req.shape = options->shape;
     req.strides = options->strides;
@@ -241,7 +269,7 @@ int gtstorage_wrap(const gtstorage_wrap_options* options, gtstorage_handle* out)
     req.user_data = options->user_data;
     req.device_data = options->device_data;
     req.device_strides = options->device_strides;
-    req.sync_state = options->sync_state;
+    req.sync_state = gts::capi::sync_state_of(options->sync_state);
     auto st = gts::storage::wrap(req);
     // insert() can only fail when the table is full; the callback then runs as the storage is
     // destroyed, which is wrong for a failed wrap: detach it first and restore on success.
@@ -253,15 +281,17 @@ int gtstorage_wrap(const gtstorage_wrap_options* options, gtstorage_handle* out)
   });
 }
 
-int gtstorage_plan(const gtstorage_create_options* options, gtstorage_plan_info* out) {
+int gtstorage_plan(const gtstorage_create_options* options, gtstorage_plan_info* out_info) {
   return guarded([&] {
-    check_struct(options, "options");
-    check_struct(out, "out");
+    gtstorage_create_options local;
+    options = read_in(options, "options", local, create_defaults);
+    check_struct(out_info, "out");
     if (options->device < GTSTORAGE_DEVICE_DEFAULT || options->device > GTSTORAGE_DEVICE_GPU) {
       gts::fail_arg("device", std::to_string(options->device) +
                                   " is not a gtstorage_device (0 default, 1 CPU, 2 GPU)");
     }
     const gts::allocation_plan& p = gts::cached_plan(plan_request_of(options));
+    write_out(out_info, "out", [&](gtstorage_plan_info* out) {
     const int n = p.ndim;
     out->ndim = static_cast<uint32_t>(n);
     for (int d = 0; d < n; ++d) {
@@ -286,6 +316,7 @@ int gtstorage_plan(const gtstorage_create_options* options, gtstorage_plan_info*
                          ? p.source_preset.device == gts::device_kind::gpu
                          : options->device == GTSTORAGE_DEVICE_GPU;
     out->device = gpu ? GTSTORAGE_DEVICE_GPU : GTSTORAGE_DEVICE_CPU;
+    });
   });
 }
 
@@ -301,9 +332,9 @@ void preset_to_info(const gts::preset& p, gtstorage_preset_info* out) {
   std::memcpy(out->name, p.name.data(), sizeof out->name);
   out->reserved = 0;
   out->alignment = p.alignment;
-  out->alignment_unit = static_cast<int32_t>(p.unit);
-  out->device = static_cast<int32_t>(p.device);
-  out->rule = static_cast<int32_t>(p.rule);
+  out->alignment_unit = gts::capi::to_c(p.unit);
+  out->device = gts::capi::to_c(p.device);
+  out->rule = gts::capi::to_c(p.rule);
   for (int a = 0; a < 3; ++a) out->base_layout[a] = p.base_layout[a];
 }
 }  // namespace
@@ -311,7 +342,8 @@ void preset_to_info(const gts::preset& p, gtstorage_preset_info* out) {
 int gtstorage_preset_at(int32_t index, gtstorage_preset_info* out) {
   return guarded([&] {
     check_struct(out, "out");
-    preset_to_info(gts::preset_at(index), out);
+    const gts::preset& p = gts::preset_at(index);
+    write_out(out, "out", [&](gtstorage_preset_info* o) { preset_to_info(p, o); });
   });
 }
 
@@ -319,13 +351,16 @@ int gtstorage_preset_find(const char* name, gtstorage_preset_info* out) {
   return guarded([&] {
     if (name == nullptr) gts::fail_arg("name", "must not be NULL");
     check_struct(out, "out");
-    preset_to_info(gts::find_preset(name), out);
+    const gts::preset& p = gts::find_preset(name);
+    write_out(out, "out", [&](gtstorage_preset_info* o) { preset_to_info(p, o); });
   });
 }
 
 int gtstorage_preset_register(const gtstorage_preset_info* info) {
   return guarded([&] {
-    check_struct(info, "info");
+    static const gtstorage_preset_info preset_defaults = GTSTORAGE_PRESET_INFO_INIT;
+    gtstorage_preset_info local;
+    info = read_in(info, "info", local, preset_defaults);
     if (info->reserved != 0) gts::fail_arg("info.reserved", "must be 0");
     gts::preset p;
     if (strnlen(info->name, sizeof info->name) == sizeof info->name) {
@@ -333,9 +368,9 @@ int gtstorage_preset_register(const gtstorage_preset_info* info) {
     }
     std::memcpy(p.name.data(), info->name, sizeof info->name);
     p.alignment = info->alignment;
-    p.unit = static_cast<gts::alignment_unit>(info->alignment_unit);
-    p.device = static_cast<gts::device_kind>(info->device);
-    p.rule = static_cast<gts::layout_rule>(info->rule);
+    p.unit = gts::capi::alignment_unit_of(info->alignment_unit);
+    p.device = gts::capi::device_kind_of(info->device);
+    p.rule = gts::capi::layout_rule_of(info->rule);
     for (int a = 0; a < 3; ++a) p.base_layout[a] = info->base_layout[a];
     gts::register_preset(p);
   });
@@ -345,7 +380,7 @@ int gtstorage_slice(gtstorage_handle src, const gtstorage_slice_spec* spec, uint
                     gtstorage_handle* out) {
   return guarded([&] {
     check_out(out, "out");
-    const gts::storage& s = table().get(src);
+    const gts::storage& s = get_as(src, "src");
     if (spec == nullptr && nspec != 0) gts::fail_arg("spec", "must not be NULL");
     if (nspec != static_cast<uint32_t>(s.ndim)) {
       gts::fail_arg("nspec", std::to_string(nspec) + " specs given for a storage of ndim " +
@@ -370,15 +405,19 @@ int gtstorage_transpose(gtstorage_handle src, const int32_t* perm, uint32_t nper
                         gtstorage_handle* out) {
   return guarded([&] {
     check_out(out, "out");
-    const gts::storage& s = table().get(src);
-    *out = table().insert(s.transpose(perm, static_cast<int>(std::min<uint32_t>(nperm, 1u << 30))));
+    const gts::storage& s = get_as(src, "src");
+    if (nperm != static_cast<uint32_t>(s.ndim)) {  // before narrowing: the caller's value
+      gts::fail_arg("nperm", std::to_string(nperm) + " entries given for a storage of ndim " +
+                                 std::to_string(s.ndim));
+    }
+    *out = table().insert(s.transpose(perm, static_cast<int>(nperm)));
   });
 }
 
 int gtstorage_domain_view(gtstorage_handle src, gtstorage_handle* out) {
   return guarded([&] {
     check_out(out, "out");
-    *out = table().insert(table().get(src).domain_view());
+    *out = table().insert(get_as(src, "src").domain_view());
   });
 }
 
@@ -386,7 +425,10 @@ int gtstorage_interface(gtstorage_handle handle, int32_t side, gtstorage_interfa
   return guarded([&] {
     check_struct(out, "out");
     check_side(side);
-    gts::capi::fill_interface(table().get(handle), static_cast<gts::side>(side), out);
+    const gts::storage& s = table().get(handle);
+    write_out(out, "out", [&](gtstorage_interface_info* o) {
+      gts::capi::fill_interface(s, gts::capi::side_of(side), o);
+    });
   });
 }
 
@@ -395,8 +437,8 @@ int gtstorage_data(gtstorage_handle handle, int32_t side, void** out_data) {
     check_out(out_data, "out_data");
     check_side(side);
     const gts::storage& s = table().get(handle);
-    if (!s.has(static_cast<gts::side>(side)))
-      gts::capi::fail_no_buffer(s, static_cast<gts::side>(side));
+    if (!s.has(gts::capi::side_of(side)))
+      gts::capi::fail_no_buffer(s, gts::capi::side_of(side));
     *out_data = s.data[side];
   });
 }
@@ -405,28 +447,28 @@ int gtstorage_has_side(gtstorage_handle handle, int32_t side, int32_t* out_has) 
   return guarded([&] {
     check_out(out_has, "out_has");
     check_side(side);
-    *out_has = table().get(handle).has(static_cast<gts::side>(side)) ? 1 : 0;
+    *out_has = table().get(handle).has(gts::capi::side_of(side)) ? 1 : 0;
   });
 }
 
 int gtstorage_copy(gtstorage_handle dst, gtstorage_handle src) {
   return guarded([&] {
-    gts::storage& d = table().get(dst);
-    const gts::storage& s = table().get(src);
+    gts::storage& d = get_as(dst, "dst");
+    const gts::storage& s = get_as(src, "src");
     d.copy_from(s);
   });
 }
 
 int gtstorage_copy_from_array(gtstorage_handle dst, const gtstorage_array* src) {
   return guarded([&] {
-    gts::storage& d = table().get(dst);
+    gts::storage& d = get_as(dst, "dst");
     d.copy_from_host(array_of(src, d.type, "src"));
   });
 }
 
 int gtstorage_copy_to_array(const gtstorage_array* dst, gtstorage_handle src) {
   return guarded([&] {
-    const gts::storage& s = table().get(src);
+    const gts::storage& s = get_as(src, "src");
     s.copy_to_host(array_of(dst, s.type, "dst"));
   });
 }
@@ -455,8 +497,57 @@ int gtstorage_sync_async(gtstorage_handle handle, int32_t op, uint32_t flags, ui
 int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state) {
   return guarded([&] {
     check_out(out_state, "out_state");
-    *out_state = static_cast<int32_t>(table().get(handle).buffers->state());
+    *out_state = gts::capi::to_c(table().get(handle).buffers->state());
   });
+}
+
+int gtstorage_sync_to(gtstorage_handle handle, int32_t side, uint32_t flags) {
+  return guarded([&] {
+    check_side(side);
+    const int op =
+        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_DEVICE_TO_HOST : GTSTORAGE_SYNC_HOST_TO_DEVICE;
+    apply_sync(table().get(handle), op, flags, 0, true);
+  });
+}
+
+int gtstorage_sync_to_async(gtstorage_handle handle, int32_t side, uint32_t flags,
+                            uint64_t stream) {
+  return guarded([&] {
+    check_side(side);
+    const int op =
+        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_DEVICE_TO_HOST : GTSTORAGE_SYNC_HOST_TO_DEVICE;
+    apply_sync(table().get(handle), op, flags, stream, false);
+  });
+}
+
+int gtstorage_modify(gtstorage_handle handle, int32_t side, uint32_t flags) {
+  return guarded([&] {
+    check_side(side);
+    const int op = side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_SET_HOST_MODIFIED
+                                               : GTSTORAGE_SYNC_SET_DEVICE_MODIFIED;
+    apply_sync(table().get(handle), op, flags, 0, true);
+  });
+}
+
+int gtstorage_need_sync(gtstorage_handle handle, int32_t side, int32_t* out_need) {
+  return guarded([&] {
+    check_out(out_need, "out_need");
+    check_side(side);
+    const gts::sync_state st = table().get(handle).buffers->state();
+    const gts::sync_state other_dirty =
+        side == GTSTORAGE_SIDE_HOST ? gts::sync_state::device_dirty : gts::sync_state::host_dirty;
+    *out_need = st == other_dirty ? 1 : 0;
+  });
+}
+
+int gtstorage_mark_synchronized(gtstorage_handle handle) {
+  return guarded(
+      [&] { apply_sync(table().get(handle), GTSTORAGE_SYNC_SET_SYNCHRONIZED, 0, 0, true); });
+}
+
+int gtstorage_wait_stream(gtstorage_handle handle, uint64_t stream) {
+  return guarded(
+      [&] { apply_sync(table().get(handle), GTSTORAGE_SYNC_WAIT_STREAM, 0, stream, true); });
 }
 
 int gtstorage_acquire(gtstorage_handle handle, int32_t side) {
@@ -604,11 +695,13 @@ int gtstorage_get_transfer_stats(gtstorage_handle handle, gtstorage_transfer_sta
   return guarded([&] {
     check_struct(out, "out");
     const gts::transfer_counters& t = table().get(handle).buffers->transfers;
-    out->h2d_count = t.h2d_count.load();
-    out->h2d_bytes = t.h2d_bytes.load();
-    out->d2h_count = t.d2h_count.load();
-    out->d2h_bytes = t.d2h_bytes.load();
-    out->reserved = 0;
+    write_out(out, "out", [&](gtstorage_transfer_stats* o) {
+      o->h2d_count = t.h2d_count.load();
+      o->h2d_bytes = t.h2d_bytes.load();
+      o->d2h_count = t.d2h_count.load();
+      o->d2h_bytes = t.d2h_bytes.load();
+      o->reserved = 0;
+    });
   });
 }
 

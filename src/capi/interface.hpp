@@ -1,5 +1,6 @@
-// Fills the public buffer descriptor from a storage view: the one translation from internal
-// geometry to gtstorage_interface_info, shared by gtstorage_interface and the DLPack export.
+// gtstorage_interface_info from a storage view: interop describes the view, the C boundary adds
+// the enum-valued fields in the public numbering. Shared by gtstorage_interface and the bindings'
+// descriptor paths.
 #pragma once
 
 #include "gtstorage/gtstorage.h"

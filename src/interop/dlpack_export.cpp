@@ -1,12 +1,12 @@
 // DLPack export: a storage view becomes a DLManagedTensor(Versioned) whose manager context owns
 // a copy of the view (sharing its buffers), so the memory stays alive until the consumer calls
 // the deleter, whatever happens to the handle. DLPack strides count elements, not bytes.
+#include "interop/dlpack.hpp"
+
 #include <memory>
 
-#include "capi/boundary.hpp"
-#include "capi/handle_table.hpp"
-#include "capi/interface.hpp"
-#include "dlpack/dlpack.h"
+#include "common/errors.hpp"
+#include "interop/array_interface.hpp"
 
 namespace gts {
 namespace {
@@ -44,7 +44,7 @@ DLDataType dl_dtype(dtype t) {
 }
 
 std::unique_ptr<export_context> make_context(const storage& s, side sd, DLTensor& t) {
-  if (!s.has(sd)) capi::fail_no_buffer(s, sd);
+  if (!s.has(sd)) interop::fail_no_buffer(s, sd);
   auto ctx = std::make_unique<export_context>(export_context{s, {}, {}});
   const int k = static_cast<int>(sd);
   const side_buffer& b = s.buffers->get(sd);
@@ -74,43 +74,27 @@ void delete_legacy(DLManagedTensor* self) {
   delete self;
 }
 
-void check_args(int32_t side_value, const void* out) {
-  if (out == nullptr) fail_arg("out", "must not be NULL");
-  if (side_value != 0 && side_value != 1) {
-    fail_arg("side", std::to_string(side_value) + " is not GTSTORAGE_SIDE_HOST (0) or _DEVICE (1)");
-  }
-}
-
 }  // namespace
+
+namespace interop {
+
+DLManagedTensorVersioned* to_dlpack_versioned(const storage& s, side sd) {
+  auto tensor = std::make_unique<DLManagedTensorVersioned>();
+  auto ctx = make_context(s, sd, tensor->dl_tensor);
+  tensor->version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+  tensor->flags = s.readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  tensor->manager_ctx = ctx.release();
+  tensor->deleter = delete_versioned;
+  return tensor.release();
+}
+
+DLManagedTensor* to_dlpack(const storage& s, side sd) {
+  auto tensor = std::make_unique<DLManagedTensor>();
+  auto ctx = make_context(s, sd, tensor->dl_tensor);
+  tensor->manager_ctx = ctx.release();
+  tensor->deleter = delete_legacy;
+  return tensor.release();
+}
+
+}  // namespace interop
 }  // namespace gts
-
-extern "C" {
-
-int gtstorage_to_dlpack_versioned(gtstorage_handle handle, int32_t side,
-                                  struct DLManagedTensorVersioned** out) {
-  return gts::capi::guarded([&] {
-    gts::check_args(side, out);
-    const gts::storage& s = gts::handle_table::instance().get(handle);
-    auto tensor = std::make_unique<DLManagedTensorVersioned>();
-    auto ctx = gts::make_context(s, static_cast<gts::side>(side), tensor->dl_tensor);
-    tensor->version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
-    tensor->flags = s.readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
-    tensor->manager_ctx = ctx.release();
-    tensor->deleter = gts::delete_versioned;
-    *out = tensor.release();
-  });
-}
-
-int gtstorage_to_dlpack(gtstorage_handle handle, int32_t side, struct DLManagedTensor** out) {
-  return gts::capi::guarded([&] {
-    gts::check_args(side, out);
-    const gts::storage& s = gts::handle_table::instance().get(handle);
-    auto tensor = std::make_unique<DLManagedTensor>();
-    auto ctx = gts::make_context(s, static_cast<gts::side>(side), tensor->dl_tensor);
-    tensor->manager_ctx = ctx.release();
-    tensor->deleter = gts::delete_legacy;
-    *out = tensor.release();
-  });
-}
-
-}  // extern "C"

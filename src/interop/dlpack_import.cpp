@@ -7,11 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "capi/boundary.hpp"
-#include "capi/handle_table.hpp"
+#include "common/errors.hpp"
 #include "device/device_backend.hpp"
-#include "dlpack/dlpack.h"
-#include "storage/storage.hpp"
+#include "interop/dlpack.hpp"
 
 namespace gts {
 namespace {
@@ -168,157 +166,126 @@ bool backend_addresses(device::backend& be, int type) {
 }
 
 }  // namespace
-}  // namespace gts
 
-extern "C" {
+namespace interop {
 
-int gtstorage_dlpack_options_init(gtstorage_dlpack_options* options) {
-  return gts::capi::guarded([&] {
-    if (options == nullptr) gts::fail_arg("options", "must not be NULL");
-    const gtstorage_dlpack_options init = GTSTORAGE_DLPACK_OPTIONS_INIT;
-    *options = init;
-  });
-}
-
-int gtstorage_wrap_dlpack(void* managed_tensor, int32_t kind,
-                          const gtstorage_dlpack_options* options, gtstorage_handle* out) {
-  using gts::error_kind;
-  using gts::fail;
-  using gts::fail_arg;
-  return gts::capi::guarded([&] {
-    if (managed_tensor == nullptr) fail_arg("managed_tensor", "must not be NULL");
-    if (kind != GTSTORAGE_DLPACK_LEGACY && kind != GTSTORAGE_DLPACK_VERSIONED) {
-      fail_arg("kind", std::to_string(kind) +
-                           " is not GTSTORAGE_DLPACK_LEGACY (0) or GTSTORAGE_DLPACK_VERSIONED (1)");
+std::unique_ptr<storage> wrap_dlpack(void* managed_tensor, bool versioned,
+                                     const dlpack_wrap_options& options) {
+  const DLTensor* t = nullptr;
+  bool readonly = options.readonly;
+  release_callback release = nullptr;
+  if (versioned) {
+    auto* v = static_cast<DLManagedTensorVersioned*>(managed_tensor);
+    // Another major version may lay the struct out differently: nothing after the version
+    // (and the deleter, which DLPack keeps in place) may be read.
+    if (v->version.major != DLPACK_MAJOR_VERSION) {
+      fail(error_kind::unsupported,
+           "managed_tensor->version.major: DLPack " + std::to_string(v->version.major) + "." +
+               std::to_string(v->version.minor) + " is not supported (this library reads " +
+               std::to_string(DLPACK_MAJOR_VERSION) + ".x)");
     }
-    if (options != nullptr && options->struct_size != sizeof(gtstorage_dlpack_options)) {
-      fail_arg("options.struct_size",
-               std::to_string(options->struct_size) +
-                   " does not match sizeof = " + std::to_string(sizeof(gtstorage_dlpack_options)) +
-                   " of this library (initialize the struct with its _INIT macro)");
-    }
-    if (out == nullptr) fail_arg("out", "must not be NULL");
+    readonly = readonly || (v->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+    t = &v->dl_tensor;
+    release = release_versioned;
+  } else {
+    t = &static_cast<DLManagedTensor*>(managed_tensor)->dl_tensor;
+    release = release_legacy;
+  }
+  const std::string tp = tensor_param;
 
-    const DLTensor* t = nullptr;
-    bool readonly = options != nullptr && options->readonly != 0;
-    gts::release_callback release = nullptr;
-    if (kind == GTSTORAGE_DLPACK_VERSIONED) {
-      auto* v = static_cast<DLManagedTensorVersioned*>(managed_tensor);
-      // Another major version may lay the struct out differently: nothing after the version
-      // (and the deleter, which DLPack keeps in place) may be read.
-      if (v->version.major != DLPACK_MAJOR_VERSION) {
-        fail(error_kind::unsupported,
-             "managed_tensor->version.major: DLPack " + std::to_string(v->version.major) + "." +
-                 std::to_string(v->version.minor) + " is not supported (this library reads " +
-                 std::to_string(DLPACK_MAJOR_VERSION) + ".x)");
-      }
-      readonly = readonly || (v->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
-      t = &v->dl_tensor;
-      release = gts::release_versioned;
-    } else {
-      t = &static_cast<DLManagedTensor*>(managed_tensor)->dl_tensor;
-      release = gts::release_legacy;
-    }
-    const std::string tp = gts::tensor_param;
+  if (t->ndim < 0 || t->ndim > max_ndim) {
+    fail_arg(tp + "ndim",
+             std::to_string(t->ndim) + " is out of range 0 … " + std::to_string(max_ndim));
+  }
+  const int n = t->ndim;
+  if (n > 0 && t->shape == nullptr) fail_arg(tp + "shape", "must not be NULL");
+  const char* typestr = typestr_of(t->dtype);
+  const int64_t itemsize = t->dtype.bits / 8;
 
-    if (t->ndim < 0 || t->ndim > gts::max_ndim) {
-      fail_arg(tp + "ndim",
-               std::to_string(t->ndim) + " is out of range 0 … " + std::to_string(gts::max_ndim));
+  bool empty = false;
+  for (int d = 0; d < n; ++d) {
+    if (t->shape[d] < 0) {
+      fail_arg(tp + "shape", "extent " + std::to_string(t->shape[d]) + " of dimension " +
+                                 std::to_string(d) + " must be ≥ 0");
     }
-    const int n = t->ndim;
-    if (n > 0 && t->shape == nullptr) fail_arg(tp + "shape", "must not be NULL");
-    const char* typestr = gts::typestr_of(t->dtype);
-    const int64_t itemsize = t->dtype.bits / 8;
-
-    bool empty = false;
+    empty = empty || t->shape[d] == 0;
+  }
+  int64_t strides[max_ndim] = {};
+  if (t->strides != nullptr) {
     for (int d = 0; d < n; ++d) {
-      if (t->shape[d] < 0) {
-        fail_arg(tp + "shape", "extent " + std::to_string(t->shape[d]) + " of dimension " +
-                                   std::to_string(d) + " must be ≥ 0");
-      }
-      empty = empty || t->shape[d] == 0;
-    }
-    int64_t strides[gts::max_ndim] = {};
-    if (t->strides != nullptr) {
-      for (int d = 0; d < n; ++d) {
-        const int64_t s = t->strides[d];
-        if (t->shape[d] > 1 && s == 0 && !empty) {
-          fail(error_kind::unsupported,
-               tp + "strides: stride 0 of dimension " + std::to_string(d) + " (extent " +
-                   std::to_string(t->shape[d]) +
-                   ") broadcasts one element; storages never alias elements (copy the tensor)");
-        }
-        if (__builtin_mul_overflow(s, itemsize, &strides[d])) {
-          // An extent-1 (or empty) dimension never steps: its stride is only a layout hint.
-          if (t->shape[d] > 1 && !empty) {
-            fail(error_kind::overflow, tp + "strides: stride " + std::to_string(s) +
-                                           " of dimension " + std::to_string(d) +
-                                           " does not fit 64 bits in bytes");
-          }
-          strides[d] = 0;
-        }
-      }
-    }
-
-    // Element (0, …, 0): data + byte_offset (OpenCL-style producers keep an opaque data pointer
-    // and an offset; for memory this library can address both are plain bytes).
-    uintptr_t address = reinterpret_cast<uintptr_t>(t->data);
-    if (t->byte_offset != 0) {
-      if (t->data == nullptr || __builtin_add_overflow(address, t->byte_offset, &address)) {
-        fail_arg(tp + "byte_offset",
-                 std::to_string(t->byte_offset) +
-                     (t->data == nullptr ? " is not 0 while data is NULL"
-                                         : " added to data overflows the address space"));
-      }
-    }
-    void* element0 = reinterpret_cast<void*>(address);
-
-    gts::wrap_request req;
-    req.ndim = n;
-    req.shape = t->shape;
-    req.strides = t->strides != nullptr ? strides : nullptr;
-    req.dtype = typestr;
-    req.dims = options != nullptr ? options->dims : nullptr;
-    req.halo = options != nullptr ? options->halo : nullptr;
-    req.readonly = readonly;
-    req.release = release;
-    req.user_data = managed_tensor;
-
-    const int type = t->device.device_type;
-    if (type == kDLCPU) {
-      req.data = element0;
-    } else {
-      gts::device::backend& be = gts::device::active();
-      if (!gts::backend_addresses(be, type)) {
+      const int64_t s = t->strides[d];
+      if (t->shape[d] > 1 && s == 0 && !empty) {
         fail(error_kind::unsupported,
-             tp + "device.device_type: " + std::to_string(type) + " (" + gts::dl_device_name(type) +
-                 ") is not memory the active device backend '" + be.name() +
-                 "' can address (kDLCPU always; kDLCUDA, kDLCUDAHost, kDLCUDAManaged with 'cuda'; "
-                 "kDLROCM, kDLROCMHost with 'hip'; kDLExtDev with 'emulated')");
+             tp + "strides: stride 0 of dimension " + std::to_string(d) + " (extent " +
+                 std::to_string(t->shape[d]) +
+                 ") broadcasts one element; storages never alias elements (copy the tensor)");
       }
-      if (element0 == nullptr && !empty) fail_arg(tp + "data", "must not be NULL");
-      req.device_data = element0;
-      // Host kinds (pinned memory) carry no meaningful ordinal in DLPack: let the runtime say.
-      const bool host_kind = type == kDLCUDAHost || type == kDLROCMHost;
-      req.device_id = host_kind ? -1 : t->device.device_id;
-      if (req.device_id < -1) {
-        fail_arg(tp + "device.device_id", std::to_string(req.device_id) + " must be ≥ 0");
+      if (__builtin_mul_overflow(s, itemsize, &strides[d])) {
+        // An extent-1 (or empty) dimension never steps: its stride is only a layout hint.
+        if (t->shape[d] > 1 && !empty) {
+          fail(error_kind::overflow, tp + "strides: stride " + std::to_string(s) +
+                                         " of dimension " + std::to_string(d) +
+                                         " does not fit 64 bits in bytes");
+        }
+        strides[d] = 0;
       }
     }
+  }
 
-    std::unique_ptr<gts::storage> st;
-    try {
-      st = gts::storage::wrap(req);
-    } catch (const gts::error& e) {
-      gts::rethrow_named(e);
+  // Element (0, …, 0): data + byte_offset (OpenCL-style producers keep an opaque data pointer
+  // and an offset; for memory this library can address both are plain bytes).
+  uintptr_t address = reinterpret_cast<uintptr_t>(t->data);
+  if (t->byte_offset != 0) {
+    if (t->data == nullptr || __builtin_add_overflow(address, t->byte_offset, &address)) {
+      fail_arg(tp + "byte_offset",
+               std::to_string(t->byte_offset) +
+                   (t->data == nullptr ? " is not 0 while data is NULL"
+                                       : " added to data overflows the address space"));
     }
-    // As in gtstorage_wrap(): insert() fails only when the handle table is full, and the
-    // deleter must not run for a failed call: detach the callback until the handle exists.
-    auto buffers = st->buffers;
-    buffers->release = nullptr;
-    *out = gts::handle_table::instance().insert(std::move(st));
-    buffers->release = release;
-  });
+  }
+  void* element0 = reinterpret_cast<void*>(address);
+
+  wrap_request req;
+  req.ndim = n;
+  req.shape = t->shape;
+  req.strides = t->strides != nullptr ? strides : nullptr;
+  req.dtype = typestr;
+  req.dims = options.dims;
+  req.halo = options.halo;
+  req.readonly = readonly;
+  req.release = release;
+  req.user_data = managed_tensor;
+
+  const int type = t->device.device_type;
+  if (type == kDLCPU) {
+    req.data = element0;
+  } else {
+    device::backend& be = device::active();
+    if (!backend_addresses(be, type)) {
+      fail(error_kind::unsupported,
+           tp + "device.device_type: " + std::to_string(type) + " (" + dl_device_name(type) +
+               ") is not memory the active device backend '" + be.name() +
+               "' can address (kDLCPU always; kDLCUDA, kDLCUDAHost, kDLCUDAManaged with 'cuda'; "
+               "kDLROCM, kDLROCMHost with 'hip'; kDLExtDev with 'emulated')");
+    }
+    if (element0 == nullptr && !empty) fail_arg(tp + "data", "must not be NULL");
+    req.device_data = element0;
+    // Host kinds (pinned memory) carry no meaningful ordinal in DLPack: let the runtime say.
+    const bool host_kind = type == kDLCUDAHost || type == kDLROCMHost;
+    req.device_id = host_kind ? -1 : t->device.device_id;
+    if (req.device_id < -1) {
+      fail_arg(tp + "device.device_id", std::to_string(req.device_id) + " must be ≥ 0");
+    }
+  }
+
+  std::unique_ptr<storage> st;
+  try {
+    st = storage::wrap(req);
+  } catch (const error& e) {
+    rethrow_named(e);
+  }
+  return st;
 }
 
-}  // extern "C"
+}  // namespace interop
+}  // namespace gts

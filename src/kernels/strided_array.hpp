@@ -5,10 +5,9 @@
 #include <cstdint>
 
 #include "common/dtype.hpp"
+#include "common/limits.hpp"
 
 namespace gts {
-
-inline constexpr int max_ndim = 16;  // == GTSTORAGE_MAX_NDIM
 
 // shape/strides are meaningful for [0, ndim) only and deliberately not cleared beyond: every
 // storage carries two of these, and clearing them showed up in the small-create profile.

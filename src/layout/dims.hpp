@@ -4,7 +4,7 @@
 #include <array>
 #include <cstdint>
 
-#include "kernels/strided_array.hpp"
+#include "common/limits.hpp"
 
 namespace gts {
 

@@ -117,16 +117,6 @@ void register_preset(const preset& p) {
   if (p.alignment < 1 || p.alignment > (1 << 30)) {
     fail_arg("alignment", std::to_string(p.alignment) + " must be in 1 … 2^30");
   }
-  if (p.unit != alignment_unit::elements && p.unit != alignment_unit::bytes) {
-    fail_arg("alignment_unit", "must be GTSTORAGE_ALIGN_ELEMENTS (0) or GTSTORAGE_ALIGN_BYTES (1)");
-  }
-  if (p.device != device_kind::cpu && p.device != device_kind::gpu) {
-    fail_arg("device", "must be GTSTORAGE_DEVICE_CPU (1) or GTSTORAGE_DEVICE_GPU (2)");
-  }
-  if (p.rule != layout_rule::by_dims && p.rule != layout_rule::c_order &&
-      p.rule != layout_rule::fortran_order) {
-    fail_arg("rule", "must be GTSTORAGE_RULE_BY_DIMS (0), _C_ORDER (1) or _FORTRAN_ORDER (2)");
-  }
   if (p.rule == layout_rule::by_dims) {
     bool seen[3] = {false, false, false};
     for (int32_t r : p.base_layout) {

@@ -11,9 +11,11 @@
 
 namespace gts {
 
-enum class layout_rule : int32_t { by_dims = 0, c_order = 1, fortran_order = 2 };
-enum class alignment_unit : int32_t { elements = 0, bytes = 1 };
-enum class device_kind : int32_t { cpu = 1, gpu = 2 };
+// The layout layer's own vocabulary; src/capi translates gtstorage_layout_rule,
+// gtstorage_alignment_unit and gtstorage_device values into these and back.
+enum class layout_rule { by_dims, c_order, fortran_order };
+enum class alignment_unit { elements, bytes };
+enum class device_kind { cpu, gpu };
 
 struct preset {
   std::array<char, 32> name{};

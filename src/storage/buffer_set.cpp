@@ -101,25 +101,9 @@ void buffer_set::copy_side(side to, uint64_t stream) {
   }
 }
 
-void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
-  enum : int {
-    host_to_device = 1,
-    device_to_host,
-    synchronize,
-    set_host_modified,
-    set_device_modified,
-    set_synchronized,
-    acquire_host,
-    acquire_device,
-    touch_host,
-    touch_device,
-    wait_stream
-  };
-  if (op < host_to_device || op > wait_stream) {
-    fail_arg("op", std::to_string(op) + " is not a gtstorage_sync_op (1 … 11)");
-  }
+void buffer_set::sync(sync_op op, bool force, uint64_t stream, bool wait) {
   if (stream == 0) stream = default_stream;
-  if (op == wait_stream) {
+  if (op == sync_op::wait_stream) {
     // Always blocking (also from gtstorage_sync_async): a consumer waits here for a producer's
     // stream before it reads the buffer. Host-only storages have no backend and nothing to wait.
     if (backend != nullptr) backend->synchronize(stream);
@@ -130,9 +114,9 @@ void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
   if (host.owner == side_owner::alias || device.owner == side_owner::alias) {
     const side_buffer& b = host.owner == side_owner::alias ? device : host;
     device::backend& be = *backend;
-    if (op == acquire_device || op == host_to_device) {
+    if (op == sync_op::acquire_device || op == sync_op::host_to_device) {
       be.prefetch(b.base, static_cast<size_t>(b.bytes), b.device_id, stream);
-    } else if (op == acquire_host || op == device_to_host || op == synchronize) {
+    } else if (op == sync_op::acquire_host || op == sync_op::device_to_host || op == sync_op::synchronize) {
       be.prefetch(b.base, static_cast<size_t>(b.bytes), -1, stream);
     }
     if (wait) be.synchronize(stream);
@@ -175,40 +159,38 @@ void buffer_set::sync(int op, bool force, uint64_t stream, bool wait) {
     state_ = dirty;
   };
   switch (op) {
-    case host_to_device:
+    case sync_op::host_to_device:
       if (state_ == sync_state::host_dirty || force) move_to(side::device);
       break;
-    case device_to_host:
+    case sync_op::device_to_host:
       if (state_ == sync_state::device_dirty || force) move_to(side::host);
       break;
-    case synchronize:
+    case sync_op::synchronize:
       if (state_ == sync_state::host_dirty)
         move_to(side::device);
       else if (state_ == sync_state::device_dirty)
         move_to(side::host);
       break;
-    case set_host_modified:
-    case touch_host:
+    case sync_op::set_host_modified:
       mark(sync_state::host_dirty, "set_host_modified");
       break;
-    case set_device_modified:
-    case touch_device:
+    case sync_op::set_device_modified:
       mark(sync_state::device_dirty, "set_device_modified");
       break;
-    case set_synchronized:
+    case sync_op::set_synchronized:
       state_ = sync_state::clean;
       break;
-    case acquire_host:
+    case sync_op::acquire_host:
       if (state_ == sync_state::device_dirty || (force && state_ == sync_state::clean)) {
         move_to(side::host);
       }
       break;
-    case acquire_device:
+    case sync_op::acquire_device:
       if (state_ == sync_state::host_dirty || (force && state_ == sync_state::clean)) {
         move_to(side::device);
       }
       break;
-    default:
+    case sync_op::wait_stream:  // handled above
       break;
   }
 }

@@ -13,9 +13,26 @@
 
 namespace gts {
 
-enum class sync_state : int32_t { clean = 0, host_dirty = 1, device_dirty = 2 };
+// The storage layer's own vocabulary. src/capi translates the public enum values of
+// gtstorage.h into these (and back); no layer below it knows the ABI's numbers.
+
+enum class sync_state { clean, host_dirty, device_dirty };
+/// A side of a buffer set; its value is the index of the side in per-side arrays.
 enum class side : int32_t { host = 0, device = 1 };
-enum class managed_kind : int32_t { none = 1, mirror = 2, unified = 3 };
+enum class managed_kind { none, mirror, unified };
+
+/// One operation on the sync state of a buffer set (GDP-3 / gtstorage_sync_op vocabulary).
+enum class sync_op {
+  host_to_device,       ///< Copy host -> device if the host is dirty (or forced).
+  device_to_host,       ///< Copy device -> host if the device is dirty (or forced).
+  synchronize,          ///< Copy whichever side is dirty to the other.
+  set_host_modified,    ///< Mark the host side modified (also "touch host").
+  set_device_modified,  ///< Mark the device side modified (also "touch device").
+  set_synchronized,     ///< Declare both sides equal, without copying.
+  acquire_host,         ///< Make the host current before host compute.
+  acquire_device,       ///< Make the device current before device compute.
+  wait_stream,          ///< Wait for the stream (always blocking); no state change.
+};
 
 enum class side_owner {
   none,        ///< No buffer on this side.
@@ -77,8 +94,8 @@ class buffer_set {
   sync_state state() const;
   /// Waits for a transfer an async sync left in flight, before anyone touches the data.
   void wait_pending();
-  /// Applies one gtstorage_sync op (the values of gtstorage_sync_op). Thread-safe.
-  void sync(int op, bool force, uint64_t stream, bool wait);
+  /// Applies one sync operation. Thread-safe.
+  void sync(sync_op op, bool force, uint64_t stream, bool wait);
 
  private:
   void copy_side(side to, uint64_t stream);  // requires lock

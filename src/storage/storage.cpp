@@ -15,10 +15,6 @@
 namespace gts {
 namespace {
 
-constexpr int op_set_host_modified = 4;
-constexpr int op_set_device_modified = 5;
-constexpr int op_acquire_host = 7;
-constexpr int op_acquire_device = 8;
 // Zeros of a small host block are one memset: the fill kernel would end in the same memset
 // (far below its threading and streaming-store thresholds) after checking and normalizing its
 // array, which cost as much again in a small create.
@@ -104,15 +100,16 @@ side prepare_write(const storage& s) {
   wait_for_device_work(s);
   const side sd = s.has(side::host) ? side::host : side::device;
   if (s.buffers->mirrored()) {
-    s.buffers->sync(sd == side::host ? op_acquire_host : op_acquire_device, false, s.stream, true);
+    s.buffers->sync(sd == side::host ? sync_op::acquire_host : sync_op::acquire_device, false,
+                     s.stream, true);
   }
   return sd;
 }
 
 void finish_write(const storage& s, side sd) {
   if (s.buffers->mirrored()) {
-    s.buffers->sync(sd == side::host ? op_set_host_modified : op_set_device_modified, false,
-                    s.stream, true);
+    s.buffers->sync(sd == side::host ? sync_op::set_host_modified : sync_op::set_device_modified,
+                    false, s.stream, true);
   }
 }
 
@@ -334,34 +331,17 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   // This thread's memo of recent plans (a small create spent most of its time planning). Valid
   // until this thread plans again, which nothing below does.
   const allocation_plan& plan = cached_plan(req.plan);
-  if (req.device < 0 || req.device > 2) {
-    fail_arg("device",
-             std::to_string(req.device) + " is not a gtstorage_device (0 default, 1 CPU, 2 GPU)");
-  }
-  if (req.managed < 0 || req.managed > 3) {
-    fail_arg("managed", std::to_string(req.managed) + " is not a gtstorage_managed (0 … 3)");
-  }
-  if (req.host_memory < 0 || req.host_memory > 1) {
-    fail_arg("host_memory", std::to_string(req.host_memory) +
-                                " is not a gtstorage_host_memory (0 pageable, 1 pinned)");
-  }
-  if (req.init < 0 || req.init > 4) {
-    fail_arg("init", std::to_string(req.init) + " is not a gtstorage_init (0 … 4)");
-  }
-  if (req.init == 3 && req.fill_value == nullptr)
+  if (req.init == init_kind::value && req.fill_value == nullptr)
     fail_arg("fill_value", "must not be NULL with GTSTORAGE_INIT_VALUE");
-  if (req.init == 4) {
+  if (req.init == init_kind::copy) {
     if (req.source == nullptr) fail_arg("source", "must not be NULL with GTSTORAGE_INIT_COPY");
     check_same_shape(plan.ndim, plan.shape.data(), req.source->ndim, req.source->shape, "source");
   }
-  const bool gpu =
-      req.device == 0 ? plan.source_preset.device == device_kind::gpu : req.device == 2;
-  managed_kind managed = managed_kind::none;
-  if (gpu) {
-    managed = req.managed == 2   ? managed_kind::mirror
-              : req.managed == 3 ? managed_kind::unified
-                                 : managed_kind::none;
-  } else if (req.managed >= 2) {
+  const bool gpu = req.device == device_choice::preset
+                       ? plan.source_preset.device == device_kind::gpu
+                       : req.device == device_choice::gpu;
+  const managed_kind managed = gpu ? req.managed : managed_kind::none;
+  if (!gpu && req.managed != managed_kind::none) {
     fail_arg(
         "managed",
         "a CPU storage cannot be managed (GTSTORAGE_MANAGED_MIRROR/UNIFIED need device = GPU)");
@@ -370,7 +350,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
 
   auto buffers = std::make_shared<buffer_set>();
   buffers->managed = managed;
-  if (gpu || req.host_memory == 1) buffers->backend = &device::active();
+  if (gpu || req.host_memory == host_memory_kind::pinned) buffers->backend = &device::active();
   const auto bytes = static_cast<size_t>(plan.allocation_bytes);
   // The plan's byte_offset is relative to a block aligned to alignment_bytes. Powers of two get
   // at least a cache line; other alignments (24 bytes for <f8) are served as they are, by
@@ -381,7 +361,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   const bool need_host = !gpu || managed == managed_kind::mirror;
   const bool need_device = gpu;
   int device_id = 0;
-  if (gpu || req.host_memory == 1) {
+  if (gpu || req.host_memory == host_memory_kind::pinned) {
     device::backend& be = device::active();
     if (be.device_count() <= 0) {
       const bool emulated = std::string(be.name()) == "emulated";
@@ -399,7 +379,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
 
   if (need_host) {
     side_buffer& h = buffers->host;
-    if (req.host_memory == 1) {
+    if (req.host_memory == host_memory_kind::pinned) {
       h.base = static_cast<std::byte*>(buffers->backend->allocate_pooled(
           bytes, align, device::memory_kind::pinned_host, device_id, buffers->default_stream));
       h.owner = side_owner::backend;
@@ -474,7 +454,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     }
   };
   switch (req.init) {
-    case 1: {  // zeros: padding and halo included; fresh mappings are already zero
+    case init_kind::zeros: {  // zeros: padding and halo included; fresh mappings are already zero
       if (ib.owner == side_owner::host_block && ib.block.fresh_zero) break;
       if (host_side && managed != managed_kind::unified && ib.bytes <= small_fill_bytes) {
         std::memset(ib.base, 0, static_cast<size_t>(ib.bytes));  // what the kernel does there
@@ -484,10 +464,10 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
       }
       break;
     }
-    case 2:
-    case 3: {
+    case init_kind::ones:
+    case init_kind::value: {
       alignas(16) std::byte value[16] = {};
-      if (req.init == 2) {
+      if (req.init == init_kind::ones) {
         const double one = 1.0;
         kernels::convert_element(value, plan.type, &one, dtype{'f', 8});
       } else {
@@ -496,13 +476,15 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
       fill_with(ib.full, value);
       break;
     }
-    case 4:
+    case init_kind::copy:
       move_elements(ib.full, host_side, *req.source, true, 0, bs->backend, &bs->transfers);
       break;
-    default:
+    case init_kind::uninitialized:
       break;
   }
-  if (req.init != 0 && bs->mirrored()) bs->sync(op_set_host_modified, false, 0, true);
+  if (req.init != init_kind::uninitialized && bs->mirrored()) {
+    bs->sync(sync_op::set_host_modified, false, 0, true);
+  }
   st->readonly = req.readonly;
   // The planned layout, not one re-derived from strides: they tie for extent-1 dims.
   st->finalize(&plan.layout);
@@ -518,10 +500,6 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     bool empty = false;
     for (int d = 0; d < req.ndim; ++d) empty = empty || req.shape[d] == 0;
     if (!empty) fail_arg("data", "data and device_data must not both be NULL");
-  }
-  if (req.sync_state < 0 || req.sync_state > 2) {
-    fail_arg("sync_state",
-             std::to_string(req.sync_state) + " is not a gtstorage_sync_state (0 … 2)");
   }
   auto st = std::unique_ptr<storage>(new storage);
   const int n = req.ndim;
@@ -611,8 +589,11 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     buffers->device.dl_device_type = be.dl_device_type(kind);
     buffers->managed = req.data != nullptr ? managed_kind::mirror : managed_kind::none;
     if (req.data != nullptr) {
-      static constexpr int set_ops[] = {6, 4, 5};  // clean, host dirty, device dirty
-      buffers->sync(set_ops[req.sync_state], true, 0, true);
+      const sync_op set = req.sync_state == sync_state::host_dirty ? sync_op::set_host_modified
+                          : req.sync_state == sync_state::device_dirty
+                              ? sync_op::set_device_modified
+                              : sync_op::set_synchronized;
+      buffers->sync(set, true, 0, true);
     }
   }
   st->buffers = buffers;

@@ -11,14 +11,21 @@
 
 namespace gts {
 
-/// What gtstorage_create asks for beyond the plan (already validated enum values).
+/// Initial contents of a new storage.
+enum class init_kind { uninitialized, zeros, ones, value, copy };
+/// Where a new storage lives: as its preset says, or forced to the host or a GPU.
+enum class device_choice { preset, cpu, gpu };
+/// Host memory of a new storage: ordinary (pageable) or page-locked by the device backend.
+enum class host_memory_kind { pageable, pinned };
+
+/// What gtstorage_create asks for beyond the plan (src/capi translated the public enum values).
 struct create_request {
   plan_request plan;
-  int init = 0;    ///< gtstorage_init value.
-  int device = 0;  ///< gtstorage_device value (0 = preset's).
+  init_kind init = init_kind::uninitialized;
+  device_choice device = device_choice::preset;
   int device_id = -1;
-  int managed = 0;      ///< gtstorage_managed value (0 = default).
-  int host_memory = 0;  ///< gtstorage_host_memory value.
+  managed_kind managed = managed_kind::none;  ///< For GPU storages (default: none).
+  host_memory_kind host_memory = host_memory_kind::pageable;
   bool readonly = false;
   const void* fill_value = nullptr;
   const strided_array* source = nullptr;  ///< For init == copy (host memory).
@@ -38,7 +45,7 @@ struct wrap_request {
   void* user_data = nullptr;
   void* device_data = nullptr;
   const int64_t* device_strides = nullptr;
-  int sync_state = 0;
+  gts::sync_state sync_state = gts::sync_state::clean;  ///< Of a wrapped host + device pair.
 };
 
 struct slice_range {

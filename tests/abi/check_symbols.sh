@@ -4,10 +4,13 @@
 # nothing from the C++ internals, the C++ runtime, OpenMP or the static CUDA runtime may leak,
 # and no declared function may be missing.
 #
-# usage: check_symbols.sh NM LIBRARY HEADER
+# usage: check_symbols.sh NM LIBRARY HEADER... (gtstorage.h and the experimental tier's
+# gtstorage_experimental.h: both tiers are exported by the same library)
 set -euo pipefail
 
-nm=$1 lib=$2 header=$3
+nm=$1 lib=$2
+shift 2
+headers=("$@")
 fail=0
 
 # "ADDRESS TYPE NAME[@@VERSION]"; absolute (A) entries named like GTSTORAGE_1 are the version
@@ -38,21 +41,21 @@ fi
 # Functions declared in the header: the first gtstorage_xxx( on each GTSTORAGE_API line.
 declared=$(awk '/^[[:space:]]*GTSTORAGE_API/ && match($0, /gtstorage_[a-z0-9_]+[[:space:]]*\(/) {
                    name = substr($0, RSTART, RLENGTH - 1); sub(/[[:space:]]+$/, "", name); print name
-                 }' "$header" | sort -u)
+                 }' "${headers[@]}" | sort -u)
 names=$(sed -E 's/@.*$//' <<<"$exported" | sort -u)
 missing=$(comm -23 <(echo "$declared") <(echo "$names"))
 extra=$(comm -13 <(echo "$declared") <(echo "$names"))
 if [[ -n $missing ]]; then
-  echo "FAIL: declared in $(basename "$header") but not exported:"
+  echo "FAIL: declared in the headers but not exported:"
   sed 's/^/  /' <<<"$missing"
   fail=1
 fi
 if [[ -n $extra ]]; then
-  echo "FAIL: exported but not declared in $(basename "$header"):"
+  echo "FAIL: exported but not declared in the headers:"
   sed 's/^/  /' <<<"$extra"
   fail=1
 fi
 
 count=$(wc -l <<<"$names")
 if (( fail )); then exit 1; fi
-echo "OK: $count exported symbols, all gtstorage_* functions declared in the header, all versioned"
+echo "OK: $count exported symbols, all gtstorage_* functions declared in the headers, all versioned"

@@ -20,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gtstorage/gtstorage.h"
+/* The suites use the experimental tier (refcounts, counter resets, backend switching) and
+ * also cover the deprecated sync spellings, which stay supported within the major version. */
+#define GTSTORAGE_NO_DEPRECATION_WARNINGS
+#include "gtstorage/gtstorage_experimental.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Status checks with readable diagnostics (cmocka's assert_int_equal prints negative codes as

@@ -16,6 +16,7 @@ program test_device
   type(gtstorage_transfer_stats) :: ts
   integer(c_int64_t), allocatable :: strides(:)
   integer :: st, state, n
+  logical :: need
   integer(c_int64_t) :: live0
 
   live0 = live_handles()
@@ -67,6 +68,31 @@ program test_device
              "host sees the device's values, halo included")
   call check(gtstorage_get_transfer_stats_c(s, ts) == GTSTORAGE_OK, "transfer stats")
   call check(ts%h2d_count == 1 .and. ts%d2h_count == 1, "one transfer each way")
+
+  ! The same cycle in the DualView-style vocabulary (gtstorage_modify / _need_sync / _sync_to).
+  h = 5
+  call gtstorage_modify(s, GTSTORAGE_SIDE_HOST, status=st)
+  call check_status(st, GTSTORAGE_OK, "modify host")
+  call gtstorage_need_sync(s, GTSTORAGE_SIDE_DEVICE, need, st)
+  call check(need, "device needs a sync after modify(host)")
+  call gtstorage_need_sync(s, GTSTORAGE_SIDE_HOST, need, st)
+  call check(.not. need, "host needs no sync after modify(host)")
+  call gtstorage_sync_to(s, GTSTORAGE_SIDE_DEVICE, status=st)
+  call check_status(st, GTSTORAGE_OK, "sync_to device")
+  call check(all(d == 5), "device sees the host's values (sync_to)")
+  call gtstorage_modify(s, GTSTORAGE_SIDE_DEVICE, status=st)
+  call gtstorage_modify(s, GTSTORAGE_SIDE_HOST, status=st)
+  call check_status(st, GTSTORAGE_ERROR_SYNC_CONFLICT, "modify host while the device is")
+  call gtstorage_modify(s, GTSTORAGE_SIDE_HOST, force=.true., status=st)
+  call check_status(st, GTSTORAGE_OK, "modify host, force")
+  call gtstorage_mark_synchronized(s, st)
+  call gtstorage_get_sync_state(s, state)
+  call check(state == GTSTORAGE_SYNC_CLEAN, "clean after mark_synchronized")
+  call gtstorage_sync_to(s, GTSTORAGE_SIDE_HOST, force=.true., stream=0_c_int64_t, status=st)
+  call gtstorage_wait_stream(s, status=st)
+  call check_status(st, GTSTORAGE_OK, "sync_to host (async, forced) and wait_stream")
+  call check(gtstorage_get_transfer_stats_c(s, ts) == GTSTORAGE_OK, "transfer stats")
+  call check(ts%h2d_count == 2 .and. ts%d2h_count == 2, "new vocabulary: one transfer each way")
 
   call gtstorage_release(s)
   deallocate (strides)   ! main-program variables are not deallocated at the end (LeakSanitizer)

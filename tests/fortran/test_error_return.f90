@@ -103,6 +103,11 @@ contains
     call check_status(gtstorage_last_status(), GTSTORAGE_ERROR_INVALID_ARGUMENT, &
                       "transpose by a non-permutation")
     call check(v == GTSTORAGE_NULL_HANDLE, "failed transpose: null view")
+    ! Fortran's numbering in the message: dimensions 1 … 3 (C's 0 … 2 would mislead).
+    call check(index(gtstorage_last_error(), "perm: is not a permutation of 1 … 3") > 0, &
+               "transpose message counts from 1: "//gtstorage_last_error())
+    call gtstorage_transpose(s, [0, 1, 2], v)
+    call expect(GTSTORAGE_ERROR_INVALID_ARGUMENT, "1 … 3", "transpose by a 0-based permutation")
     call gtstorage_wrap(w, b, halo=[1, 1])
     call expect(GTSTORAGE_ERROR_INVALID_ARGUMENT, "halo", "wrap with 2 halo values for rank 3")
     call check(w == GTSTORAGE_NULL_HANDLE, "failed wrap: null handle")

@@ -16,7 +16,10 @@
 #include <vector>
 
 #include "device/device_backend.hpp"
-#include "gtstorage/gtstorage.h"
+/* The suites use the experimental tier (refcounts, counter resets, backend switching) and
+ * also cover the deprecated sync spellings, which stay supported within the major version. */
+#define GTSTORAGE_NO_DEPRECATION_WARNINGS
+#include "gtstorage/gtstorage_experimental.h"
 
 using gts::strided_array;
 using namespace gts::device;

@@ -23,7 +23,10 @@
 #include "device/device_backend.hpp"
 #include "device/sim/sim_control.hpp"
 #include "device/sim/sim_runtime.hpp"
-#include "gtstorage/gtstorage.h"
+/* The suites use the experimental tier (refcounts, counter resets, backend switching) and
+ * also cover the deprecated sync spellings, which stay supported within the major version. */
+#define GTSTORAGE_NO_DEPRECATION_WARNINGS
+#include "gtstorage/gtstorage_experimental.h"
 
 namespace sim = gts::simcuda;
 namespace ctl = gts::simcuda::control;

@@ -76,10 +76,10 @@ class SyncState:
     SYNC_HOST_DIRTY = _capi.SYNC_HOST_DIRTY
     SYNC_DEVICE_DIRTY = _capi.SYNC_DEVICE_DIRTY
     _NAMES = {0: "SYNC_CLEAN", 1: "SYNC_HOST_DIRTY", 2: "SYNC_DEVICE_DIRTY"}
-    _OPS = {
-        _capi.SYNC_CLEAN: _capi.SYNC_SET_SYNCHRONIZED,
-        _capi.SYNC_HOST_DIRTY: _capi.SYNC_SET_HOST_MODIFIED,
-        _capi.SYNC_DEVICE_DIRTY: _capi.SYNC_SET_DEVICE_MODIFIED,
+    # The side each state marks modified (gtstorage_modify); CLEAN: gtstorage_mark_synchronized.
+    _MODIFIED_SIDE = {
+        _capi.SYNC_HOST_DIRTY: _capi.SIDE_HOST,
+        _capi.SYNC_DEVICE_DIRTY: _capi.SIDE_DEVICE,
     }
 
     def __init__(self, state: int = SYNC_CLEAN):
@@ -123,7 +123,10 @@ class SyncState:
         if not self._handle:
             self._value = value
             return
-        check(lib.gtstorage_sync(self._handle, self._OPS[value], 0), "sync_state")
+        if value == _capi.SYNC_CLEAN:
+            check(lib.gtstorage_mark_synchronized(self._handle), "sync_state")
+        else:
+            check(lib.gtstorage_modify(self._handle, self._MODIFIED_SIDE[value], 0), "sync_state")
 
     def __eq__(self, other):
         if isinstance(other, SyncState):
@@ -528,10 +531,10 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             # Advanced indexing: write through the host buffer with NumPy.
             if not self._has_host:
                 raise IndexError("advanced indexing needs a host buffer; this storage has none")
-            check(lib.gtstorage_acquire(self._handle, _capi.SIDE_HOST), "__setitem__")
+            check(lib.gtstorage_sync_to(self._handle, _capi.SIDE_HOST, 0), "__setitem__")
             arr = np.asarray(self._raw_array_interface_object(_capi.SIDE_HOST))
             arr[key] = np.asarray(value) if isinstance(value, Storage) else value
-            check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "__setitem__")
+            check(lib.gtstorage_modify(self._handle, _capi.SIDE_HOST, 0), "__setitem__")
             return
         self._slice(parsed[0])._assign(value)
 
@@ -563,7 +566,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         # GDP-3: a GPU-enabled value is written to the device buffer of a mirrored storage. The C
         # copy writes the host side of a storage that has one, so the device side of this view is
         # described as a device-only storage (no copy) and written through that.
-        check(lib.gtstorage_acquire(self._handle, _capi.SIDE_DEVICE), "__setitem__")
+        check(lib.gtstorage_sync_to(self._handle, _capi.SIDE_DEVICE, 0), "__setitem__")
         dev = self._info(_capi.SIDE_DEVICE)
         wrap = _capi.new_struct(_capi.WrapOptions)
         shape = _capi.int64_array(_tuple(dev.shape, dev.ndim))
@@ -588,7 +591,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         else:
             host = np.asarray(value._host_array_for_read() if isinstance(value, Storage) else value)
             target._copy_from_ndarray(host)
-        check(lib.gtstorage_touch(self._handle, _capi.SIDE_DEVICE), "__setitem__")
+        check(lib.gtstorage_modify(self._handle, _capi.SIDE_DEVICE, 0), "__setitem__")
 
     # ---- copies between the storage and NumPy arrays (the C library converts and transfers) ---
 
@@ -637,9 +640,9 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         if not self._has_host:
             raise GTNoSuchBufferError("the storage has no host buffer", _capi.ERROR_NO_SUCH_BUFFER)
         if self._has_device:
-            check(lib.gtstorage_acquire(self._handle, _capi.SIDE_HOST), "host access")
+            check(lib.gtstorage_sync_to(self._handle, _capi.SIDE_HOST, 0), "host access")
             if write:
-                check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "host access")
+                check(lib.gtstorage_modify(self._handle, _capi.SIDE_HOST, 0), "host access")
         arr = self._host_arr
         if arr is None:
             check(lib.gtstorage_retain(self._handle), "host access")
@@ -655,8 +658,8 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             raise GTNoSuchBufferError("__array_interface__: the storage has no host buffer",
                                       _capi.ERROR_NO_SUCH_BUFFER)
         if self._has_device:
-            check(lib.gtstorage_acquire(self._handle, _capi.SIDE_HOST), "__array_interface__")
-            check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "__array_interface__")
+            check(lib.gtstorage_sync_to(self._handle, _capi.SIDE_HOST, 0), "__array_interface__")
+            check(lib.gtstorage_modify(self._handle, _capi.SIDE_HOST, 0), "__array_interface__")
         return dict(self._geom(_capi.SIDE_HOST).interface)
 
     @property
@@ -675,8 +678,8 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
                 "__cuda_array_interface__: the device buffer is not CUDA memory (DLPack device "
                 f"type {kind}: the emulated device, whose memory is host memory); CuPy and other "
                 "CUDA consumers cannot use it")
-        check(lib.gtstorage_acquire(self._handle, _capi.SIDE_DEVICE), "__cuda_array_interface__")
-        check(lib.gtstorage_touch(self._handle, _capi.SIDE_DEVICE), "__cuda_array_interface__")
+        check(lib.gtstorage_sync_to(self._handle, _capi.SIDE_DEVICE, 0), "__cuda_array_interface__")
+        check(lib.gtstorage_modify(self._handle, _capi.SIDE_DEVICE, 0), "__cuda_array_interface__")
         return self._cuda_interface_dict()
 
     def _cuda_interface_dict(self) -> Dict[str, Any]:
@@ -763,9 +766,9 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         if side == _capi.SIDE_HOST:
             if stream is not None and stream != -1:
                 raise BufferError(f"__dlpack__: stream must be None for a host buffer, got {stream!r}")
-            check(lib.gtstorage_acquire(self._handle, _capi.SIDE_HOST), "__dlpack__")
+            check(lib.gtstorage_sync_to(self._handle, _capi.SIDE_HOST, 0), "__dlpack__")
             if not readonly:  # the consumer may write
-                check(lib.gtstorage_touch(self._handle, _capi.SIDE_HOST), "__dlpack__")
+                check(lib.gtstorage_modify(self._handle, _capi.SIDE_HOST, 0), "__dlpack__")
         else:
             # DLPack: for CUDA 0 is disallowed (ambiguous), 1 is the legacy and 2 the per-thread
             # default stream; for ROCm 0 is the default stream (what PyTorch on ROCm passes).
@@ -774,9 +777,9 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
                                   "(1 is the legacy default stream, 2 the per-thread one)")
             # acquire is synchronous: no work on the data is pending on any stream afterwards, so
             # every consumer stream (or stream=-1, "no synchronization") may use it at once.
-            check(lib.gtstorage_acquire(self._handle, _capi.SIDE_DEVICE), "__dlpack__")
+            check(lib.gtstorage_sync_to(self._handle, _capi.SIDE_DEVICE, 0), "__dlpack__")
             if not readonly:
-                check(lib.gtstorage_touch(self._handle, _capi.SIDE_DEVICE), "__dlpack__")
+                check(lib.gtstorage_modify(self._handle, _capi.SIDE_DEVICE, 0), "__dlpack__")
         return _dlpack.to_capsule(self._handle, side, versioned)
 
     # ---- GT4Py / GDP-3 interfaces ----------------------------------------------------------
@@ -810,7 +813,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
 
     def _release_after_compute(self) -> None:
         if self._has_device:
-            check(lib.gtstorage_sync(self._handle, _capi.SYNC_WAIT_STREAM, 0), "release")
+            check(lib.gtstorage_wait_stream(self._handle, 0), "release")
 
     @property
     def __gt_data_interface__(self) -> Dict[Optional[str], Dict[str, Any]]:
@@ -1015,33 +1018,74 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return self.copy()
 
     # ---- host/device synchronization (no-ops without a host/device pair) ----------------------
-
-    def _sync(self, op: int, force: bool = False) -> None:
-        check(lib.gtstorage_sync(self._handle, op, _capi.SYNC_FLAG_FORCE if force else 0), "sync")
+    # GDP-3's names, implemented with the C library's DualView-style vocabulary
+    # (gtstorage_sync_to, gtstorage_modify, gtstorage_need_sync, gtstorage_mark_synchronized).
 
     def device_to_host(self, *, force: bool = False) -> None:
         """Copies device -> host if the device is modified (or force); both are then in sync."""
-        self._sync(_capi.SYNC_DEVICE_TO_HOST, force)
+        self.sync_to("host", force=force)
 
     def host_to_device(self, *, force: bool = False) -> None:
         """Copies host -> device if the host is modified (or force); both are then in sync."""
-        self._sync(_capi.SYNC_HOST_TO_DEVICE, force)
+        self.sync_to("device", force=force)
 
     def set_host_modified(self) -> None:
         """Marks the host side modified (the next device access copies host -> device)."""
-        self._sync(_capi.SYNC_SET_HOST_MODIFIED)
+        self.modify("host")
 
     def set_device_modified(self) -> None:
         """Marks the device side modified (the next host access copies device -> host)."""
-        self._sync(_capi.SYNC_SET_DEVICE_MODIFIED)
+        self.modify("device")
 
     def set_synchronized(self) -> None:
         """Declares both sides equal, without copying."""
-        self._sync(_capi.SYNC_SET_SYNCHRONIZED)
+        check(lib.gtstorage_mark_synchronized(self._handle), "set_synchronized")
 
     def synchronize(self) -> None:
         """Copies whichever side is modified to the other."""
-        self._sync(_capi.SYNC_SYNCHRONIZE)
+        for side in ("host", "device"):
+            if self.need_sync(side):
+                self.sync_to(side)
+                return
+
+    @staticmethod
+    def _side(side, what: str) -> int:
+        if side in ("host", _capi.SIDE_HOST) and not isinstance(side, bool):
+            return _capi.SIDE_HOST
+        if side in ("device", _capi.SIDE_DEVICE) and not isinstance(side, bool):
+            return _capi.SIDE_DEVICE
+        raise ValueError(f"{what}: side must be 'host' or 'device', got {side!r}")
+
+    def sync_to(self, side, *, force: bool = False, stream: Optional[int] = None) -> None:
+        """Makes ``side`` ('host' or 'device') current: copies the other side into it if that one
+        is modified (or always with ``force``). With ``stream`` the copy is only enqueued on that
+        stream (0: the storage's own); later accesses through the library wait for it."""
+        s = self._side(side, "sync_to")
+        flags = _capi.SYNC_FLAG_FORCE if force else 0
+        if stream is None:
+            check(lib.gtstorage_sync_to(self._handle, s, flags), "sync_to")
+        else:
+            stream = _args.int_scalar("sync_to: stream", stream, 0, _args.UINT64_MAX)
+            check(lib.gtstorage_sync_to_async(self._handle, s, flags, stream), "sync_to")
+
+    def modify(self, side, *, force: bool = False) -> None:
+        """Marks ``side`` ('host' or 'device') modified. Raises GTSyncConflictError if the other
+        side is already modified, unless ``force`` (its changes are then discarded)."""
+        s = self._side(side, "modify")
+        check(lib.gtstorage_modify(self._handle, s, _capi.SYNC_FLAG_FORCE if force else 0),
+              "modify")
+
+    def need_sync(self, side) -> bool:
+        """True if ``sync_to(side)`` would copy (the other side is modified)."""
+        s = self._side(side, "need_sync")
+        out = ctypes.c_int32()
+        check(lib.gtstorage_need_sync(self._handle, s, ctypes.byref(out)), "need_sync")
+        return bool(out.value)
+
+    def wait_stream(self, stream: int = 0) -> None:
+        """Blocks until the work queued on ``stream`` (0: the storage's stream) has completed."""
+        stream = _args.int_scalar("wait_stream: stream", stream, 0, _args.UINT64_MAX)
+        check(lib.gtstorage_wait_stream(self._handle, stream), "wait_stream")
 
     def set_stream(self, stream: int) -> None:
         """Stream that __cuda_array_interface__ reports and asynchronous syncs use."""
@@ -1253,8 +1297,7 @@ def _wait_for_producer(storage: Storage, stream: Optional[int]) -> Storage:
     handed over: wait once, here, for the work queued there (the storage keeps its own stream,
     so a producer's stream that is destroyed later is never used)."""
     if stream is not None:
-        check(lib.gtstorage_sync_async(storage._handle, _capi.SYNC_WAIT_STREAM, 0, stream),
-              "__cuda_array_interface__ stream")
+        check(lib.gtstorage_wait_stream(storage._handle, stream), "__cuda_array_interface__ stream")
     return storage
 
 

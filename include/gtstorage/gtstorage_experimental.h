@@ -1,0 +1,67 @@
+/*
+ * gtstorage — storage layer for GT4Py/GridTools-style weather and climate codes.
+ *
+ * Copyright (c) 2026, the gtstorage developers. SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * @file gtstorage_experimental.h
+ * @brief The experimental tier of libgtstorage: test, diagnostic and tuning hooks.
+ *
+ * **No ABI promise.** What is declared here may change or disappear in any minor version (like
+ * zstd's `ZSTD_STATIC_LINKING_ONLY` section or libgit2's `git2/sys/` headers); a program that
+ * uses it must be rebuilt against each new version of the library. The functions are exported
+ * by the same library and follow the conventions of gtstorage.h (status codes, thread-local
+ * messages, never aborting).
+ *
+ * Include this header (it includes gtstorage.h), or define `GTSTORAGE_EXPERIMENTAL` before
+ * including gtstorage.h.
+ */
+#ifndef GTSTORAGE_GTSTORAGE_EXPERIMENTAL_H
+#define GTSTORAGE_GTSTORAGE_EXPERIMENTAL_H
+
+#include "gtstorage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ============================================================================================== */
+/** @name Experimental: handles */
+/** @{ */
+
+/** Current reference count of @p handle in @p *out_count (a test and leak-hunting hook: the
+ *  count can change at any time in a program with other threads). */
+GTSTORAGE_API int gtstorage_refcount(gtstorage_handle handle, int64_t* out_count);
+
+/** @} */
+
+/* ============================================================================================== */
+/** @name Experimental: devices */
+/** @{ */
+
+/**
+ * Selects the device backend: "cuda", "hip", "emulated" or "auto" (also read once from the
+ * environment variable GTSTORAGE_DEVICE_BACKEND). Fails with #GTSTORAGE_ERROR_UNSUPPORTED for a
+ * backend this build lacks. Only allowed while no device storage is alive. Meant for tests
+ * (switching to the emulated device); a program sets the environment variable instead.
+ */
+GTSTORAGE_API int gtstorage_set_device_backend(const char* name);
+
+/** @} */
+
+/* ============================================================================================== */
+/** @name Experimental: statistics */
+/** @{ */
+
+/** Resets the global transfer counters and the pools' hits, misses, evictions and high-water
+ *  marks (live counts and held bytes are not counters and are kept). Process-wide: it races
+ *  with any other thread that reads the counters. */
+GTSTORAGE_API int gtstorage_reset_transfer_stats(void);
+
+/** @} */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GTSTORAGE_GTSTORAGE_EXPERIMENTAL_H */
