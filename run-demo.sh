@@ -1,17 +1,33 @@
 #!/usr/bin/env bash
 # Builds gtstorage and runs the demo: gtstorage-info on a sample field, the preset comparison,
-# and the C example (examples/basic.c). Installs missing Debian packages when run as root.
+# and the C example (examples/basic.c). When run as root, installs the Debian packages the demo
+# needs and only those: a C/C++ compiler, CMake and Ninja (run-tests.sh installs everything CI
+# needs, .ci/debian-packages). `./run-demo.sh --print-deps` prints that list and exits.
+# The demo has its own build, with the library, gtstorage-info and the C examples only (the
+# CUDA backend too when nvcc is found): build/demo, or GTSTORAGE_DEMO_BUILD_DIR.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/tools/script-lib.sh"
 
-gts_install_deps
-gts_step "configure ($GTS_BUILD)"
-gts_configure_release
+demo_packages=(cmake ninja-build gcc g++)
+if [[ ${1:-} == --print-deps ]]; then
+  GTS_PRINT_DEPS=1 gts_install_deps "${demo_packages[@]}"
+  exit 0
+fi
+gts_install_deps "${demo_packages[@]}"
+
+build=${GTSTORAGE_DEMO_BUILD_DIR:-$GTS_REPO/build/demo}
+gts_step "configure ($build)"
+generator=()
+command -v ninja >/dev/null && [[ ! -f $build/CMakeCache.txt ]] && generator=(-G Ninja)
+cmake -S "$GTS_REPO" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DGTSTORAGE_BUILD_TESTS=OFF -DGTSTORAGE_BUILD_BENCH=OFF -DGTSTORAGE_BUILD_DOCS=OFF \
+  -DGTSTORAGE_BUILD_PYTHON=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF \
+  -DGTSTORAGE_BUILD_TOOLS=ON -DGTSTORAGE_BUILD_EXAMPLES=ON
 gts_step "build the library, gtstorage-info and the examples"
-cmake --build "$GTS_BUILD" -j "$GTS_JOBS" --target gtstorage-info gtstorage-example-basic \
+cmake --build "$build" -j "$GTS_JOBS" --target gtstorage-info gtstorage-example-basic \
   gtstorage-example-guide_example
 
-info=$GTS_BUILD/tools/gtstorage-info
+info=$build/tools/gtstorage-info
 gts_step "gtstorage-info --preset gt:cpu_kfirst --shape 12,12,6 --halo 2,2,0"
 "$info" --preset gt:cpu_kfirst --shape 12,12,6 --halo 2,2,0
 gts_step "gtstorage-info --preset gridtools:cpu_ifirst --shape 12,12,6 --halo 2,2,0"
@@ -19,5 +35,5 @@ gts_step "gtstorage-info --preset gridtools:cpu_ifirst --shape 12,12,6 --halo 2,
 gts_step "gtstorage-info --shape 12,12,6 --halo 2,2,0 --all-presets"
 "$info" --shape 12,12,6 --halo 2,2,0 --all-presets
 gts_step "examples/basic.c"
-"$GTS_BUILD/examples/basic"
-gts_step "demo done (more: $info --help; the worked example: $GTS_BUILD/examples/guide_example)"
+"$build/examples/basic"
+gts_step "demo done (more: $info --help; the worked example: $build/examples/guide_example)"

@@ -98,7 +98,7 @@ hip_build_and_tests() {
   command -v ninja >/dev/null && [[ ! -f $hip_build_dir/CMakeCache.txt ]] && generator=(-G Ninja)
   cmake -S "$GTS_REPO" -B "$hip_build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DGTSTORAGE_ENABLE_HIP=ON -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF \
-    -DGTSTORAGE_BUILD_BENCH=OFF -DGTSTORAGE_BUILD_TOOLS=OFF &&
+    -DGTSTORAGE_BUILD_BENCH=OFF -DGTSTORAGE_BUILD_TOOLS=OFF -DGTSTORAGE_BUILD_EXAMPLES=OFF &&
     cmake --build "$hip_build_dir" -j "$GTS_JOBS" &&
     run_ctest "$hip_build_dir" -L device
 }

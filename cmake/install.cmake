@@ -1,12 +1,13 @@
 # Installation and packaging: the header, libgtstorage.so with its SONAME symlinks, a CMake
-# package (find_package(gtstorage CONFIG) -> gtstorage::gtstorage) and a pkg-config file.
+# package (find_package(gtstorage CONFIG [COMPONENTS C Fortran CUDA HIP]) -> gtstorage::gtstorage,
+# gtstorage::gtstorage_fortran) and the pkg-config files gtstorage.pc and gtstorage-fortran.pc.
 # Included (OPTIONAL) at the end of the top-level CMakeLists.txt, after every target exists.
 include(CMakePackageConfigHelpers)
 
 set(GTSTORAGE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/gtstorage"
     CACHE STRING "Where the CMake package files of gtstorage are installed (relative to the prefix)")
 set(GTSTORAGE_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
-    CACHE STRING "Where gtstorage.pc is installed (relative to the prefix)")
+    CACHE STRING "Where gtstorage.pc and gtstorage-fortran.pc are installed (relative to the prefix)")
 
 # libgtstorage.so.X.Y.Z + libgtstorage.so.X (SONAME, runtime) + libgtstorage.so (dev namelink).
 install(TARGETS gtstorage EXPORT gtstorageTargets
@@ -22,9 +23,17 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INC
 install(EXPORT gtstorageTargets NAMESPACE gtstorage:: FILE gtstorageTargets.cmake
   DESTINATION ${GTSTORAGE_INSTALL_CMAKEDIR} COMPONENT dev)
 
+# Components (C, Fortran, CUDA, HIP) reflect what this build has; the Fortran module directory is
+# recorded as gtstorage_Fortran_MODULE_DIR (relative to the package, so relocatable).
+if(GTSTORAGE_HAVE_FORTRAN)
+  set(GTSTORAGE_PACKAGE_FMODDIR "${GTSTORAGE_INSTALL_FORTRAN_MODDIR}")
+else()
+  set(GTSTORAGE_PACKAGE_FMODDIR "${CMAKE_INSTALL_INCLUDEDIR}")  # unused: no Fortran component
+endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/gtstorageConfig.cmake.in
   ${PROJECT_BINARY_DIR}/gtstorageConfig.cmake
-  INSTALL_DESTINATION ${GTSTORAGE_INSTALL_CMAKEDIR})
+  INSTALL_DESTINATION ${GTSTORAGE_INSTALL_CMAKEDIR}
+  PATH_VARS GTSTORAGE_PACKAGE_FMODDIR)
 # The SONAME changes with the major version only, so any 1.x satisfies a request for 1.y (y <= x).
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/gtstorageConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
@@ -38,12 +47,14 @@ install(FILES ${PROJECT_BINARY_DIR}/gtstorageConfig.cmake
 if(IS_ABSOLUTE "${GTSTORAGE_INSTALL_PKGCONFIGDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}"
    OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
   # Absolute directories cannot be expressed relative to the .pc file: use them as they are.
+  set(_gts_pc_absolute ON)
   set(GTSTORAGE_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
   cmake_path(ABSOLUTE_PATH CMAKE_INSTALL_LIBDIR BASE_DIRECTORY "${CMAKE_INSTALL_PREFIX}"
              OUTPUT_VARIABLE GTSTORAGE_PC_LIBDIR)
   cmake_path(ABSOLUTE_PATH CMAKE_INSTALL_INCLUDEDIR BASE_DIRECTORY "${CMAKE_INSTALL_PREFIX}"
              OUTPUT_VARIABLE GTSTORAGE_PC_INCLUDEDIR)
 else()
+  set(_gts_pc_absolute OFF)
   set(_gts_up "")
   set(_gts_pcdir "${GTSTORAGE_INSTALL_PKGCONFIGDIR}")
   while(NOT _gts_pcdir STREQUAL "" AND NOT _gts_pcdir STREQUAL ".")
@@ -59,6 +70,22 @@ endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/gtstorage.pc.in ${PROJECT_BINARY_DIR}/gtstorage.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/gtstorage.pc DESTINATION ${GTSTORAGE_INSTALL_PKGCONFIGDIR}
   COMPONENT dev)
+
+# gtstorage-fortran.pc, next to gtstorage.pc: the compiler-specific module directory (Cflags, and
+# the variables fmoddir, fortran_compiler_id, fortran_compiler_version) and the Fortran library;
+# it requires gtstorage (the module's bind(C) interfaces call libgtstorage directly).
+if(TARGET gtstorage_fortran)
+  if(_gts_pc_absolute OR IS_ABSOLUTE "${GTSTORAGE_INSTALL_FORTRAN_MODDIR}")
+    cmake_path(ABSOLUTE_PATH GTSTORAGE_INSTALL_FORTRAN_MODDIR
+               BASE_DIRECTORY "${CMAKE_INSTALL_PREFIX}" OUTPUT_VARIABLE GTSTORAGE_PC_FMODDIR)
+  else()
+    set(GTSTORAGE_PC_FMODDIR "\${prefix}/${GTSTORAGE_INSTALL_FORTRAN_MODDIR}")
+  endif()
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/gtstorage-fortran.pc.in
+    ${PROJECT_BINARY_DIR}/gtstorage-fortran.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/gtstorage-fortran.pc
+    DESTINATION ${GTSTORAGE_INSTALL_PKGCONFIGDIR} COMPONENT dev)
+endif()
 
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dev OPTIONAL)

@@ -9,15 +9,24 @@ GTS_BUILD=${GTSTORAGE_BUILD_DIR:-$GTS_REPO/build/release}
 
 gts_step() { printf '\n==== %s\n' "$*"; }
 
-# Installs the missing packages of .ci/debian-packages when running as root; otherwise says
-# which are missing and carries on (they may be installed some other way).
+# gts_install_deps [PACKAGE...]: installs the missing Debian packages among PACKAGE... (default:
+# every package of .ci/debian-packages, what CI needs) when running as root; otherwise says which
+# are missing and carries on (they may be installed some other way).
 gts_install_deps() {
   local wanted=() missing=() pkg
-  while read -r pkg; do
-    pkg=${pkg%%#*}
-    pkg=${pkg//[[:space:]]/}
-    [[ -n $pkg ]] && wanted+=("$pkg")
-  done <"$GTS_REPO/.ci/debian-packages"
+  if (( $# )); then
+    wanted=("$@")
+  else
+    while read -r pkg; do
+      pkg=${pkg%%#*}
+      pkg=${pkg//[[:space:]]/}
+      [[ -n $pkg ]] && wanted+=("$pkg")
+    done <"$GTS_REPO/.ci/debian-packages"
+  fi
+  if [[ -n ${GTS_PRINT_DEPS:-} ]]; then  # tests: say what would be installed, install nothing
+    echo "packages: ${wanted[*]}"
+    return 0
+  fi
   if ! command -v dpkg-query >/dev/null; then
     echo "not a Debian system: make sure these are installed: ${wanted[*]}"
     return 0
@@ -40,7 +49,8 @@ gts_install_deps() {
   fi
 }
 
-# Configures the normal build (idempotent: re-running only re-checks).
+# Configures the normal build of run-tests.sh (idempotent: re-running only re-checks); the demo
+# configures its own, smaller build (run-demo.sh).
 gts_configure_release() {
   local generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
