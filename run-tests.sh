@@ -12,8 +12,10 @@
 #      fields, in a Python 3.12 venv cached in the build directory; skipped with a "SKIPPED:"
 #      line without Python 3.12 or network)
 #   4. HIP backend build (Debian's hipcc) and the device tests against it
-#   5. ThreadSanitizer build: the C thread tests and the device suite on the simulated CUDA
-#      runtime (ctest -L simgpu)
+#   5. ThreadSanitizer build: the C thread and pool tests and the device suite on the simulated
+#      CUDA runtime (ctest -L simgpu)
+#   6. clang-tidy on src/ (tools/run-clang-tidy.sh, the checks of .clang-tidy, zero findings);
+#      the clang-format check is the CTest test lint.format of step 1
 # Every step runs even if an earlier one failed; the exit status is non-zero if any failed.
 # Environment: JOBS (default 2), GTSTORAGE_BUILD_DIR (normal build, default build/release),
 # GTSTORAGE_ASAN_BUILD_DIR (default build/asan).
@@ -159,6 +161,12 @@ run_logged() {
   return $rc
 }
 
+# clang-tidy on src/ with the checks of .clang-tidy (zero findings), in its own compile database
+# (the format check is the CTest test lint.format of the normal suite).
+lint_tidy() {
+  JOBS="$GTS_JOBS" "$GTS_REPO/tools/run-clang-tidy.sh" "$GTS_REPO/build/lint"
+}
+
 gts_install_deps
 echo "gtstorage tests: $(nproc) cores, JOBS=$GTS_JOBS, nvcc: $(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || echo none)"
 
@@ -178,6 +186,8 @@ if [[ ! " ${failed[*]-} " =~ "sanitizer build" ]]; then
   run_step "CTest suite, sanitizer build" asan_tests
 fi
 run_step "ThreadSanitizer build and thread tests ($tsan_build)" tsan_build_and_tests
+
+run_step "clang-tidy on src/ (tools/run-clang-tidy.sh)" lint_tidy
 
 if [[ -s $failure_report ]]; then
   gts_step "failed tests (their output again)"

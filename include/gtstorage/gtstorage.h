@@ -545,10 +545,10 @@ typedef struct gtstorage_plan_info {
 } gtstorage_plan_info;
 
 /** Initializer of ::gtstorage_plan_info (an output struct: only struct_size matters). */
-#define GTSTORAGE_PLAN_INFO_INIT                                                             \
-  {                                                                                          \
-    sizeof(gtstorage_plan_info), 0, {0}, {0}, {0}, {0}, {{0}}, {0}, {{0}}, {0}, {0}, 0, 0, 0, \
-        0, 0, 0, 0                                                                           \
+#define GTSTORAGE_PLAN_INFO_INIT                                                                 \
+  {                                                                                              \
+    sizeof(gtstorage_plan_info), 0, {0}, {0}, {0}, {0}, {{0}}, {0}, {{0}}, {0}, {0}, 0, 0, 0, 0, \
+        0, 0, 0                                                                                  \
   }
 
 /** Computes the allocation plan for @p options into @p out; allocates nothing. */
@@ -672,10 +672,10 @@ typedef struct gtstorage_interface_info {
 } gtstorage_interface_info;
 
 /** Initializer of ::gtstorage_interface_info (an output struct: only struct_size matters). */
-#define GTSTORAGE_INTERFACE_INFO_INIT                                                          \
-  {                                                                                            \
-    sizeof(gtstorage_interface_info), 0, NULL, {0}, {0}, {0}, {{0}}, {0}, {0}, {{0}}, {0}, 0, \
-        0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0                                                     \
+#define GTSTORAGE_INTERFACE_INFO_INIT                                                            \
+  {                                                                                              \
+    sizeof(gtstorage_interface_info), 0, NULL, {0}, {0}, {0}, {{0}}, {0}, {0}, {{0}}, {0}, 0, 0, \
+        NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0                                                          \
   }
 
 /**
@@ -853,11 +853,12 @@ typedef struct gtstorage_stats {
                                 pinned and device together; see gtstorage_pool_get_stats()). */
   int64_t pool_hits;       /**< Allocations served from a pool since start (or reset). */
   int64_t pool_misses;     /**< Allocations a pool could not serve (fresh memory). */
-  int64_t pool_high_water_bytes; /**< Sum over the pools of their peaks of bytes in use plus held. */
+  int64_t pool_high_water_bytes; /**< Sum of the pools' peaks of bytes in use plus held. */
 } gtstorage_stats;
 
 /** Initializer of ::gtstorage_stats (an output struct: only struct_size matters). */
-#define GTSTORAGE_STATS_INIT {sizeof(gtstorage_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define GTSTORAGE_STATS_INIT \
+  { sizeof(gtstorage_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Per-buffer transfer counters of a storage (shared by its views). */
 typedef struct gtstorage_transfer_stats {
@@ -870,7 +871,8 @@ typedef struct gtstorage_transfer_stats {
 } gtstorage_transfer_stats;
 
 /** Initializer of ::gtstorage_transfer_stats (an output struct: only struct_size matters). */
-#define GTSTORAGE_TRANSFER_STATS_INIT {sizeof(gtstorage_transfer_stats), 0, 0, 0, 0, 0}
+#define GTSTORAGE_TRANSFER_STATS_INIT \
+  { sizeof(gtstorage_transfer_stats), 0, 0, 0, 0, 0 }
 
 /** Library-wide counters into @p out. */
 GTSTORAGE_API int gtstorage_get_stats(gtstorage_stats* out);
@@ -936,7 +938,8 @@ typedef struct gtstorage_pool_stats {
 } gtstorage_pool_stats;
 
 /** Initializer of ::gtstorage_pool_stats (an output struct: only struct_size matters). */
-#define GTSTORAGE_POOL_STATS_INIT {sizeof(gtstorage_pool_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define GTSTORAGE_POOL_STATS_INIT \
+  { sizeof(gtstorage_pool_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Counters of the pool of @p memory (a ::gtstorage_memory other than ALL) into @p out. */
 GTSTORAGE_API int gtstorage_pool_get_stats(int32_t memory, gtstorage_pool_stats* out);

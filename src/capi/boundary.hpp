@@ -56,9 +56,9 @@ constexpr const char* version_names[2] = {"1.0", "1.1"};
 
 template <class T>
 struct history_of;  // one specialization per struct of the header with a struct_size
-#define GTS_STRUCT_HISTORY(T, v1_0)                                             \
-  template <>                                                                  \
-  struct history_of<T> {                                                       \
+#define GTS_STRUCT_HISTORY(T, v1_0)                                              \
+  template <>                                                                    \
+  struct history_of<T> {                                                         \
     static constexpr struct_history value = {#T, {(v1_0), uint32_t(sizeof(T))}}; \
   }
 GTS_STRUCT_HISTORY(gtstorage_array, sizeof(gtstorage_array));

@@ -53,8 +53,8 @@ void copy_out(T* out, const T& full) {
 // message shows the value the caller wrote (4294967295, not a clamped one).
 int count_arg(uint32_t n, const std::string& name) {
   if (__builtin_expect(n > GTSTORAGE_MAX_NDIM, 0)) {
-    gts::fail_arg(name, std::to_string(n) + " is out of range 0 … " +
-                            std::to_string(GTSTORAGE_MAX_NDIM));
+    gts::fail_arg(name,
+                  std::to_string(n) + " is out of range 0 … " + std::to_string(GTSTORAGE_MAX_NDIM));
   }
   return static_cast<int>(n);
 }
@@ -62,7 +62,7 @@ int count_arg(uint32_t n, const std::string& name) {
 // A handle argument named as the caller wrote it: the table reports "handle: …"; calls with
 // two handles (or one called src/dst) say which one ("src: 42 was released …").
 [[noreturn]] __attribute__((cold, noinline)) void rethrow_as(const gts::error& e,
-                                                              const char* name) {
+                                                             const char* name) {
   std::string msg = e.what();
   const std::string prefix = "handle:";
   if (msg.compare(0, prefix.size(), prefix) == 0) msg = name + (":" + msg.substr(prefix.size()));
@@ -98,9 +98,9 @@ int pools_of(int32_t memory, bool allow_all, gts::pool_memory* out) {
     default:
       break;
   }
-  gts::fail_arg("memory", std::to_string(memory) + " is not a gtstorage_memory (" +
-                              (allow_all ? "0 … 3" : "0 … 2; GTSTORAGE_MEMORY_ALL is not one pool") +
-                              ")");
+  gts::fail_arg("memory",
+                std::to_string(memory) + " is not a gtstorage_memory (" +
+                    (allow_all ? "0 … 3" : "0 … 2; GTSTORAGE_MEMORY_ALL is not one pool") + ")");
 }
 
 void check_bytes(int64_t value, const char* name) {
@@ -151,8 +151,8 @@ void apply_sync(const gts::storage& s, int32_t op, uint32_t flags, uint64_t stre
     gts::fail_arg("flags",
                   std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
   }
-  s.buffers->sync(gts::capi::sync_op_of(op), (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, stream != 0 ? stream : s.stream,
-                  wait);
+  s.buffers->sync(gts::capi::sync_op_of(op), (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0,
+                  stream != 0 ? stream : s.stream, wait);
 }
 
 void copy_name(char* dst, size_t size, const char* src) {
@@ -204,8 +204,8 @@ int gtstorage_create_options_init_sized(gtstorage_create_options* options, size_
 int gtstorage_create_options_init(gtstorage_create_options* options) {
   // The size-less form writes the layout it was introduced with (1.0), never more: a caller
   // built against 1.0 has a struct of that size, whatever this library's sizeof is.
-  return gtstorage_create_options_init_sized(
-      options, gts::capi::first_size<gtstorage_create_options>());
+  return gtstorage_create_options_init_sized(options,
+                                             gts::capi::first_size<gtstorage_create_options>());
 }
 
 int gtstorage_wrap_options_init_sized(gtstorage_wrap_options* options, size_t struct_size) {
@@ -224,23 +224,23 @@ int gtstorage_dlpack_options_init_sized(gtstorage_dlpack_options* options, size_
 int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* out) {
   return guarded([&] {
     gtstorage_create_options local;
-    options = read_in(options, "options", local, create_defaults);
+    const auto* const opts = read_in(options, "options", local, create_defaults);
     check_out(out, "out");
     gts::create_request req;
-    fill_plan_request(options,
+    fill_plan_request(opts,
                       req.plan);  // in place: a struct copy here stalled on store forwarding
-    req.device = gts::capi::device_choice_of(options->device);
-    req.managed = gts::capi::managed_of(options->managed);
-    req.host_memory = gts::capi::host_memory_of(options->host_memory);
-    req.init = gts::capi::init_of(options->init);
-    req.device_id = options->device_id;
-    req.readonly = options->readonly != 0;
-    req.fill_value = options->fill_value;
-    if (options->init == GTSTORAGE_INIT_COPY && options->source != nullptr) {
+    req.device = gts::capi::device_choice_of(opts->device);
+    req.managed = gts::capi::managed_of(opts->managed);
+    req.host_memory = gts::capi::host_memory_of(opts->host_memory);
+    req.init = gts::capi::init_of(opts->init);
+    req.device_id = opts->device_id;
+    req.readonly = opts->readonly != 0;
+    req.fill_value = opts->fill_value;
+    if (opts->init == GTSTORAGE_INIT_COPY && opts->source != nullptr) {
       // The source's dtype defaults to the storage's. (Only built when needed: it is 300 bytes
       // to clear on the fast path.)
       const gts::strided_array source =
-          array_of(options->source, gts::parse_dtype(options->dtype), "source");
+          array_of(opts->source, gts::parse_dtype(opts->dtype), "source");
       req.source = &source;
       *out = table().insert(gts::storage::create(req));
       return;
@@ -252,24 +252,24 @@ int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* 
 int gtstorage_wrap(const gtstorage_wrap_options* options, gtstorage_handle* out) {
   return guarded([&] {
     gtstorage_wrap_options local;
-    options = read_in(options, "options", local, wrap_defaults);
+    const auto* const opts = read_in(options, "options", local, wrap_defaults);
     check_out(out, "out");
-    if (options->reserved != 0) gts::fail_arg("options.reserved", "must be 0");
+    if (opts->reserved != 0) gts::fail_arg("options.reserved", "must be 0");
     gts::wrap_request req;
-    req.ndim = count_arg(options->ndim, "ndim");
-    req.data = options->data;
-    req.shape = options->shape;
-    req.strides = options->strides;
-    req.dtype = options->dtype;
-    req.dims = options->dims;
-    req.halo = options->halo;
-    req.readonly = options->readonly != 0;
-    req.device_id = options->device_id;
-    req.release = options->release;
-    req.user_data = options->user_data;
-    req.device_data = options->device_data;
-    req.device_strides = options->device_strides;
-    req.sync_state = gts::capi::sync_state_of(options->sync_state);
+    req.ndim = count_arg(opts->ndim, "ndim");
+    req.data = opts->data;
+    req.shape = opts->shape;
+    req.strides = opts->strides;
+    req.dtype = opts->dtype;
+    req.dims = opts->dims;
+    req.halo = opts->halo;
+    req.readonly = opts->readonly != 0;
+    req.device_id = opts->device_id;
+    req.release = opts->release;
+    req.user_data = opts->user_data;
+    req.device_data = opts->device_data;
+    req.device_strides = opts->device_strides;
+    req.sync_state = gts::capi::sync_state_of(opts->sync_state);
     auto st = gts::storage::wrap(req);
     // insert() can only fail when the table is full; the callback then runs as the storage is
     // destroyed, which is wrong for a failed wrap: detach it first and restore on success.
@@ -284,38 +284,38 @@ int gtstorage_wrap(const gtstorage_wrap_options* options, gtstorage_handle* out)
 int gtstorage_plan(const gtstorage_create_options* options, gtstorage_plan_info* out_info) {
   return guarded([&] {
     gtstorage_create_options local;
-    options = read_in(options, "options", local, create_defaults);
+    const auto* const opts = read_in(options, "options", local, create_defaults);
     check_struct(out_info, "out");
-    if (options->device < GTSTORAGE_DEVICE_DEFAULT || options->device > GTSTORAGE_DEVICE_GPU) {
-      gts::fail_arg("device", std::to_string(options->device) +
+    if (opts->device < GTSTORAGE_DEVICE_DEFAULT || opts->device > GTSTORAGE_DEVICE_GPU) {
+      gts::fail_arg("device", std::to_string(opts->device) +
                                   " is not a gtstorage_device (0 default, 1 CPU, 2 GPU)");
     }
-    const gts::allocation_plan& p = gts::cached_plan(plan_request_of(options));
+    const gts::allocation_plan& p = gts::cached_plan(plan_request_of(opts));
     write_out(out_info, "out", [&](gtstorage_plan_info* out) {
-    const int n = p.ndim;
-    out->ndim = static_cast<uint32_t>(n);
-    for (int d = 0; d < n; ++d) {
-      out->shape[d] = p.shape[d];
-      out->padded_shape[d] = p.padded_shape[d];
-      out->strides[d] = p.strides[d];
-      out->layout[d] = p.layout[d];
-      out->halo[d][0] = p.halo[d][0];
-      out->halo[d][1] = p.halo[d][1];
-      out->aligned_index[d] = p.aligned_index[d];
-      std::memcpy(out->dims[d], p.dims[d].data(), GTSTORAGE_DIM_LABEL_SIZE);
-    }
-    copy_name(out->typestr, sizeof out->typestr, p.type.typestr().c_str());
-    copy_name(out->preset, sizeof out->preset, p.source_preset.name.data());
-    out->itemsize = p.type.itemsize;
-    out->alignment_bytes = p.alignment_bytes;
-    out->byte_offset = p.byte_offset;
-    out->padded_bytes = p.padded_bytes;
-    out->allocation_bytes = p.allocation_bytes;
-    out->contiguous_dim = p.contiguous_dim;
-    const bool gpu = options->device == GTSTORAGE_DEVICE_DEFAULT
-                         ? p.source_preset.device == gts::device_kind::gpu
-                         : options->device == GTSTORAGE_DEVICE_GPU;
-    out->device = gpu ? GTSTORAGE_DEVICE_GPU : GTSTORAGE_DEVICE_CPU;
+      const int n = p.ndim;
+      out->ndim = static_cast<uint32_t>(n);
+      for (int d = 0; d < n; ++d) {
+        out->shape[d] = p.shape[d];
+        out->padded_shape[d] = p.padded_shape[d];
+        out->strides[d] = p.strides[d];
+        out->layout[d] = p.layout[d];
+        out->halo[d][0] = p.halo[d][0];
+        out->halo[d][1] = p.halo[d][1];
+        out->aligned_index[d] = p.aligned_index[d];
+        std::memcpy(out->dims[d], p.dims[d].data(), GTSTORAGE_DIM_LABEL_SIZE);
+      }
+      copy_name(out->typestr, sizeof out->typestr, p.type.typestr().c_str());
+      copy_name(out->preset, sizeof out->preset, p.source_preset.name.data());
+      out->itemsize = p.type.itemsize;
+      out->alignment_bytes = p.alignment_bytes;
+      out->byte_offset = p.byte_offset;
+      out->padded_bytes = p.padded_bytes;
+      out->allocation_bytes = p.allocation_bytes;
+      out->contiguous_dim = p.contiguous_dim;
+      const bool gpu = opts->device == GTSTORAGE_DEVICE_DEFAULT
+                           ? p.source_preset.device == gts::device_kind::gpu
+                           : opts->device == GTSTORAGE_DEVICE_GPU;
+      out->device = gpu ? GTSTORAGE_DEVICE_GPU : GTSTORAGE_DEVICE_CPU;
     });
   });
 }
@@ -360,18 +360,18 @@ int gtstorage_preset_register(const gtstorage_preset_info* info) {
   return guarded([&] {
     static const gtstorage_preset_info preset_defaults = GTSTORAGE_PRESET_INFO_INIT;
     gtstorage_preset_info local;
-    info = read_in(info, "info", local, preset_defaults);
-    if (info->reserved != 0) gts::fail_arg("info.reserved", "must be 0");
+    const auto* const in = read_in(info, "info", local, preset_defaults);
+    if (in->reserved != 0) gts::fail_arg("info.reserved", "must be 0");
     gts::preset p;
-    if (strnlen(info->name, sizeof info->name) == sizeof info->name) {
+    if (strnlen(in->name, sizeof in->name) == sizeof in->name) {
       gts::fail_arg("name", "is not NUL-terminated within 32 bytes");
     }
-    std::memcpy(p.name.data(), info->name, sizeof info->name);
-    p.alignment = info->alignment;
-    p.unit = gts::capi::alignment_unit_of(info->alignment_unit);
-    p.device = gts::capi::device_kind_of(info->device);
-    p.rule = gts::capi::layout_rule_of(info->rule);
-    for (int a = 0; a < 3; ++a) p.base_layout[a] = info->base_layout[a];
+    std::memcpy(p.name.data(), in->name, sizeof in->name);
+    p.alignment = in->alignment;
+    p.unit = gts::capi::alignment_unit_of(in->alignment_unit);
+    p.device = gts::capi::device_kind_of(in->device);
+    p.rule = gts::capi::layout_rule_of(in->rule);
+    for (int a = 0; a < 3; ++a) p.base_layout[a] = in->base_layout[a];
     gts::register_preset(p);
   });
 }
@@ -437,8 +437,7 @@ int gtstorage_data(gtstorage_handle handle, int32_t side, void** out_data) {
     check_out(out_data, "out_data");
     check_side(side);
     const gts::storage& s = table().get(handle);
-    if (!s.has(gts::capi::side_of(side)))
-      gts::capi::fail_no_buffer(s, gts::capi::side_of(side));
+    if (!s.has(gts::capi::side_of(side))) gts::capi::fail_no_buffer(s, gts::capi::side_of(side));
     *out_data = s.data[side];
   });
 }

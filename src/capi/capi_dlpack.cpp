@@ -40,8 +40,8 @@ int gtstorage_to_dlpack(gtstorage_handle handle, int32_t side, struct DLManagedT
 
 int gtstorage_dlpack_options_init(gtstorage_dlpack_options* options) {
   // The layout the size-less form was introduced with (1.1), never more (boundary.hpp).
-  return gtstorage_dlpack_options_init_sized(
-      options, gts::capi::first_size<gtstorage_dlpack_options>());
+  return gtstorage_dlpack_options_init_sized(options,
+                                             gts::capi::first_size<gtstorage_dlpack_options>());
 }
 
 int gtstorage_wrap_dlpack(void* managed_tensor, int32_t kind,
@@ -56,14 +56,15 @@ int gtstorage_wrap_dlpack(void* managed_tensor, int32_t kind,
     // Read only up to the caller's struct_size (boundary.hpp); NULL = all defaults.
     static const gtstorage_dlpack_options defaults = GTSTORAGE_DLPACK_OPTIONS_INIT;
     gtstorage_dlpack_options local;
-    if (options != nullptr) options = gts::capi::read_in(options, "options", local, defaults);
+    const gtstorage_dlpack_options* const opts =
+        options != nullptr ? gts::capi::read_in(options, "options", local, defaults) : nullptr;
     if (out == nullptr) fail_arg("out", "must not be NULL");
 
     gts::interop::dlpack_wrap_options o;
-    if (options != nullptr) {
-      o.dims = options->dims;
-      o.halo = options->halo;
-      o.readonly = options->readonly != 0;
+    if (opts != nullptr) {
+      o.dims = opts->dims;
+      o.halo = opts->halo;
+      o.readonly = opts->readonly != 0;
     }
     std::unique_ptr<gts::storage> st =
         gts::interop::wrap_dlpack(managed_tensor, kind == GTSTORAGE_DLPACK_VERSIONED, o);

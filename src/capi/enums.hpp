@@ -19,8 +19,7 @@ namespace gts::capi {
 static_assert(max_ndim == GTSTORAGE_MAX_NDIM, "the layers' max_ndim is the header's");
 
 /// Out of line: formatting a message is the rare path of every translation.
-[[noreturn]] __attribute__((cold, noinline)) inline void fail_enum(const char* param,
-                                                                   int32_t value,
+[[noreturn]] __attribute__((cold, noinline)) inline void fail_enum(const char* param, int32_t value,
                                                                    const char* what) {
   fail_arg(param, std::to_string(value) + " is not " + what);
 }
@@ -154,7 +153,8 @@ inline alignment_unit alignment_unit_of(int32_t v) {
     case GTSTORAGE_ALIGN_BYTES:
       return alignment_unit::bytes;
     default:
-      fail_arg("alignment_unit", "must be GTSTORAGE_ALIGN_ELEMENTS (0) or GTSTORAGE_ALIGN_BYTES (1)");
+      fail_arg("alignment_unit",
+               "must be GTSTORAGE_ALIGN_ELEMENTS (0) or GTSTORAGE_ALIGN_BYTES (1)");
   }
 }
 inline int32_t to_c(alignment_unit u) {

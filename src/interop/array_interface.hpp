@@ -20,8 +20,8 @@ namespace gts::interop {
 // needs remainder loops; both cost more than the copies themselves. The caller's struct never
 // overlaps the library's own.
 template <class Out>
-__attribute__((optimize("no-tree-vectorize"))) inline void describe(
-    const storage& __restrict s, side sd, Out* __restrict out) {
+__attribute__((optimize("no-tree-vectorize"))) inline void describe(const storage& __restrict s,
+                                                                    side sd, Out* __restrict out) {
   if (!s.has(sd)) fail_no_buffer(s, sd);
   const int k = static_cast<int>(sd);
   const side_buffer& b = s.buffers->get(sd);

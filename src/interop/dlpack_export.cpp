@@ -1,12 +1,11 @@
 // DLPack export: a storage view becomes a DLManagedTensor(Versioned) whose manager context owns
 // a copy of the view (sharing its buffers), so the memory stays alive until the consumer calls
 // the deleter, whatever happens to the handle. DLPack strides count elements, not bytes.
-#include "interop/dlpack.hpp"
-
 #include <memory>
 
 #include "common/errors.hpp"
 #include "interop/array_interface.hpp"
+#include "interop/dlpack.hpp"
 
 namespace gts {
 namespace {

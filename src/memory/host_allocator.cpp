@@ -237,7 +237,9 @@ int64_t default_host_limit() noexcept {
 }
 
 // Pooled blocks: unshifted (power-of-two alignment) and not tiny.
-bool poolable(const host_block& b) { return b.shift == 0 && b.bytes >= pool_min_bytes; }
+bool poolable(const host_block& b) {
+  return b.shift == 0 && b.bytes >= pool_min_bytes;
+}
 
 // What allocate_new would hand out for this request (the cache's waste bound is relative to it).
 std::size_t fresh_bytes(std::size_t bytes) {
@@ -251,8 +253,10 @@ std::size_t fresh_bytes(std::size_t bytes) {
 block_cache& host_pool() noexcept {
   // Never destroyed: storages released by other static destructors or thread exits at process
   // end still find it, and the blocks it keeps stay reachable (not leaks) until the process ends.
+  // Constructed in static storage (no allocation that could fail here).
+  alignas(block_cache) static unsigned char place[sizeof(block_cache)];
   static block_cache* const pool =
-      new block_cache(release_cached, pool_limit_from_environment(default_host_limit()));
+      new (place) block_cache(release_cached, pool_limit_from_environment(default_host_limit()));
   return *pool;
 }
 

@@ -116,7 +116,8 @@ void buffer_set::sync(sync_op op, bool force, uint64_t stream, bool wait) {
     device::backend& be = *backend;
     if (op == sync_op::acquire_device || op == sync_op::host_to_device) {
       be.prefetch(b.base, static_cast<size_t>(b.bytes), b.device_id, stream);
-    } else if (op == sync_op::acquire_host || op == sync_op::device_to_host || op == sync_op::synchronize) {
+    } else if (op == sync_op::acquire_host || op == sync_op::device_to_host ||
+               op == sync_op::synchronize) {
       be.prefetch(b.base, static_cast<size_t>(b.bytes), -1, stream);
     }
     if (wait) be.synchronize(stream);

@@ -101,7 +101,7 @@ side prepare_write(const storage& s) {
   const side sd = s.has(side::host) ? side::host : side::device;
   if (s.buffers->mirrored()) {
     s.buffers->sync(sd == side::host ? sync_op::acquire_host : sync_op::acquire_device, false,
-                     s.stream, true);
+                    s.stream, true);
   }
   return sd;
 }

@@ -9,7 +9,8 @@
 
 #include "test_common.h"
 
-static gtstorage_handle make(const int64_t* shape, uint32_t ndim, const char* preset, int32_t init) {
+static gtstorage_handle make(const int64_t* shape, uint32_t ndim, const char* preset,
+                             int32_t init) {
   gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
   o.ndim = ndim;
   o.shape = shape;

@@ -142,13 +142,15 @@ typedef struct v10_transfer_stats {
 #define GUARD 0xA5
 
 /* A frozen struct followed by a guard region; the library sees only the struct. */
-#define GUARDED(T) \
-  struct {         \
-    T s;           \
+#define GUARDED(T)                    \
+  struct {                            \
+    T s;                              \
     unsigned char guard[GUARD_BYTES]; \
   }
 
-static void arm(void* guard) { memset(guard, GUARD, GUARD_BYTES); }
+static void arm(void* guard) {
+  memset(guard, GUARD, GUARD_BYTES);
+}
 
 static void check_guard(const unsigned char* guard, const char* what) {
   for (int i = 0; i < GUARD_BYTES; ++i) {
@@ -244,8 +246,8 @@ static void sized_init(void** state) {
       if (raw[k] != GUARD) fail_msg("init_sized(%zu) wrote byte %zu", bad[i], k);
     }
   }
-  GTS_EXPECT(gtstorage_wrap_options_init_sized(NULL, sizeof wrap),
-             GTSTORAGE_ERROR_INVALID_ARGUMENT, "options");
+  GTS_EXPECT(gtstorage_wrap_options_init_sized(NULL, sizeof wrap), GTSTORAGE_ERROR_INVALID_ARGUMENT,
+             "options");
   GTS_EXPECT(gtstorage_create_options_init(NULL), GTSTORAGE_ERROR_INVALID_ARGUMENT, "options");
 }
 

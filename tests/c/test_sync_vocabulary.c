@@ -135,8 +135,8 @@ static void same_as_deprecated_spellings(void** state) {
       GTS_OK(gtstorage_modify(h, GTSTORAGE_SIDE_HOST, 0));
       GTS_OK(gtstorage_sync_to(h, GTSTORAGE_SIDE_DEVICE, 0));
       GTS_OK(gtstorage_modify(h, GTSTORAGE_SIDE_DEVICE, 0));
-      GTS_OK(gtstorage_sync_to(h, need(h, GTSTORAGE_SIDE_HOST) ? GTSTORAGE_SIDE_HOST
-                                                                : GTSTORAGE_SIDE_DEVICE, 0));
+      GTS_OK(gtstorage_sync_to(
+          h, need(h, GTSTORAGE_SIDE_HOST) ? GTSTORAGE_SIDE_HOST : GTSTORAGE_SIDE_DEVICE, 0));
       GTS_OK(gtstorage_modify(h, GTSTORAGE_SIDE_HOST, 0));
       GTS_OK(gtstorage_mark_synchronized(h));
       GTS_OK(gtstorage_wait_stream(h, 1));

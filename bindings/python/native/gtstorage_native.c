@@ -36,20 +36,17 @@
 #ifndef NPY_NO_DEPRECATED_API
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #endif
+#include <gtstorage/gtstorage.h>
 #include <numpy/arrayobject.h>
-
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-#include <gtstorage/gtstorage.h>
 
 /* ---------------------------------------------------------------------------------------------
  * Owner: the array's base object, holding one reference of a storage handle. */
 
 typedef struct {
-  PyObject_HEAD
-  gtstorage_handle handle;
+  PyObject_HEAD gtstorage_handle handle;
   PyObject* weakreflist;
 } OwnerObject;
 
@@ -78,14 +75,15 @@ static PyMemberDef owner_members[] = {
 
 static PyTypeObject OwnerType = {
     PyVarObject_HEAD_INIT(NULL, 0) /* expands to "{...}," */
-    .tp_name = "gtstorage._native.Owner",
+        .tp_name = "gtstorage._native.Owner",
     .tp_basicsize = sizeof(OwnerObject),
     .tp_itemsize = 0,
     .tp_dealloc = (destructor)owner_dealloc,
     .tp_repr = (reprfunc)owner_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Owns one reference of a gtstorage handle (released when this object dies); "
-              "the base object of the arrays made by gtstorage._native.",
+    .tp_doc =
+        "Owns one reference of a gtstorage handle (released when this object dies); "
+        "the base object of the arrays made by gtstorage._native.",
     .tp_weaklistoffset = offsetof(OwnerObject, weakreflist),
     .tp_members = owner_members,
     /* no tp_new: only this module makes Owners */
@@ -167,8 +165,8 @@ static PyObject* array_from_owned_handle(gtstorage_handle h) {
   /* NumPy derives the contiguity and ALIGNED flags from data and strides; only WRITEABLE comes
      from here. PyArray_NewFromDescr steals the descr reference. */
   const int flags = info.readonly ? 0 : NPY_ARRAY_WRITEABLE;
-  PyObject* arr = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, strides, info.data, flags,
-                                       NULL);
+  PyObject* arr =
+      PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, strides, info.data, flags, NULL);
   if (arr == NULL) {
     Py_DECREF(owner);
     return NULL;
@@ -207,10 +205,8 @@ static PyObject* native_create_array(PyObject* module, PyObject* arg) {
   const gtstorage_create_options* options = (const gtstorage_create_options*)address;
   gtstorage_handle h = 0;
   int st;
-  Py_BEGIN_ALLOW_THREADS
-  st = gtstorage_create(options, &h);
-  Py_END_ALLOW_THREADS
-  if (st != GTSTORAGE_OK) return PyLong_FromLong(st);
+  Py_BEGIN_ALLOW_THREADS st = gtstorage_create(options, &h);
+  Py_END_ALLOW_THREADS if (st != GTSTORAGE_OK) return PyLong_FromLong(st);
   return array_from_owned_handle(h);
 }
 
@@ -279,8 +275,7 @@ typedef struct {
 } key_memo;
 
 typedef struct {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* fallback;
   PyObject* cache;         /* a dict */
   PyObject* init;          /* the GTSTORAGE_INIT_* value, the first item of the keys */
@@ -456,10 +451,8 @@ static PyObject* allocator_vectorcall(PyObject* callable, PyObject* const* args,
     }
     gtstorage_handle h = 0;
     int st;
-    Py_BEGIN_ALLOW_THREADS
-    st = gtstorage_create((const gtstorage_create_options*)address, &h);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(entry);
+    Py_BEGIN_ALLOW_THREADS st = gtstorage_create((const gtstorage_create_options*)address, &h);
+    Py_END_ALLOW_THREADS Py_DECREF(entry);
     if (st != GTSTORAGE_OK) goto fallback; /* the fallback raises the proper exception */
     PyObject* arr = array_from_owned_handle(h);
     if (arr == NULL || !PyLong_CheckExact(arr)) return arr;
@@ -536,9 +529,8 @@ static PyObject* allocator_reduce(PyObject* self, PyObject* noargs) {
   return PyObject_GetAttrString(self, "__qualname__");
 }
 
-static PyMethodDef allocator_methods[] = {
-    {"__reduce__", allocator_reduce, METH_NOARGS, NULL},
-    {NULL, NULL, 0, NULL}};
+static PyMethodDef allocator_methods[] = {{"__reduce__", allocator_reduce, METH_NOARGS, NULL},
+                                          {NULL, NULL, 0, NULL}};
 
 /* Like a function: bound as a method when found on a class (and a routine for inspect/pydoc). */
 static PyObject* allocator_descr_get(PyObject* self, PyObject* obj, PyObject* type) {
@@ -556,7 +548,7 @@ static PyGetSetDef allocator_getset[] = {
 
 static PyTypeObject AllocatorType = {
     PyVarObject_HEAD_INIT(NULL, 0) /* expands to "{...}," */
-    .tp_name = "gtstorage._native.Allocator",
+        .tp_name = "gtstorage._native.Allocator",
     .tp_basicsize = sizeof(AllocatorObject),
     .tp_itemsize = 0,
     .tp_dealloc = (destructor)allocator_dealloc,
@@ -566,9 +558,10 @@ static PyTypeObject AllocatorType = {
     .tp_getattro = PyObject_GenericGetAttr,
     .tp_setattro = PyObject_GenericSetAttr,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "A GT4Py drop-in allocator (gtstorage.empty/zeros/ones) whose common calls are "
-              "served in C; see gtstorage._native.allocator. Its __doc__, __name__ and "
-              "signature (__wrapped__) are those of the Python function it wraps.",
+    .tp_doc =
+        "A GT4Py drop-in allocator (gtstorage.empty/zeros/ones) whose common calls are "
+        "served in C; see gtstorage._native.allocator. Its __doc__, __name__ and "
+        "signature (__wrapped__) are those of the Python function it wraps.",
     .tp_traverse = (traverseproc)allocator_traverse,
     .tp_clear = (inquiry)allocator_clear,
     .tp_weaklistoffset = offsetof(AllocatorObject, weakreflist),

@@ -811,9 +811,9 @@ class gpu_backend final : public backend {
     std::size_t bytes = 0;
     memory_kind kind = memory_kind::device;
     int device = 0;
-    bool pooled = false;   // pinned: back to pinned_pool_; device: cudaFreeAsync into its pool
+    bool pooled = false;     // pinned: back to pinned_pool_; device: cudaFreeAsync into its pool
     std::size_t usable = 0;  // pinned pooled: bytes of the block at base
-    uint64_t stream = 0;   // device pooled: the stream the block is freed on
+    uint64_t stream = 0;     // device pooled: the stream the block is freed on
   };
   struct dev_info {
     int sms = 1;
@@ -1044,8 +1044,8 @@ class gpu_backend final : public backend {
     return base;
   }
 
-  void* allocate_device_pooled(std::size_t bytes, std::size_t alignment, bool power_of_two,
-                               int dev, gpuMemPool_t pool, uint64_t stream) {
+  void* allocate_device_pooled(std::size_t bytes, std::size_t alignment, bool power_of_two, int dev,
+                               gpuMemPool_t pool, uint64_t stream) {
     const std::size_t want = bytes == 0 ? 1 : bytes;
     // Pool blocks are 256-byte aligned like cudaMalloc's; larger or odd alignments over-allocate.
     const std::size_t extra = !power_of_two ? alignment - 1 : alignment > 256 ? alignment : 0;
@@ -1421,10 +1421,11 @@ class gpu_backend final : public backend {
   std::atomic<uint64_t> used_mask_{0};
   std::mutex mu_;
   std::map<uintptr_t, record> allocs_;
-  block_cache pinned_pool_{release_pinned, pool_limit_from_environment(physical_memory_bytes() / 8)};
+  block_cache pinned_pool_{release_pinned,
+                           pool_limit_from_environment(physical_memory_bytes() / 8)};
   std::atomic<int64_t> device_limit_{-2};  // -2: not read yet; -1: a quarter of each device
-  std::map<uint64_t, int> streams_;  // created here -> device
-  std::map<uint64_t, int> events_;   // created here -> device
+  std::map<uint64_t, int> streams_;        // created here -> device
+  std::map<uint64_t, int> events_;         // created here -> device
 };
 
 }  // namespace
