@@ -245,6 +245,12 @@ typedef enum gtstorage_managed {
   GTSTORAGE_MANAGED_UNIFIED = 3  /**< One unified-memory buffer (cudaMallocManaged). */
 } gtstorage_managed;
 
+/** Whether a storage uses the memory pools (gtstorage_create_options.pool; since 1.1). */
+typedef enum gtstorage_pool_use {
+  GTSTORAGE_POOL_DEFAULT = 0, /**< As the process is set (pooled unless the limit is 0). */
+  GTSTORAGE_POOL_OFF = 1      /**< Fresh memory, freed when released (never kept for reuse). */
+} gtstorage_pool_use;
+
 /** Kind of host memory. */
 typedef enum gtstorage_host_memory {
   GTSTORAGE_HOST_PAGEABLE = 0, /**< Ordinary aligned memory (2 MiB-aligned huge pages if large). */
@@ -429,6 +435,11 @@ typedef struct gtstorage_create_options {
   const void* fill_value;
   /** With #GTSTORAGE_INIT_COPY: the source; its shape must equal `shape`. */
   const gtstorage_array* source;
+  /* Since 1.1 (a caller built against 1.0 passes the 1.0 struct_size; the field is then
+     #GTSTORAGE_POOL_DEFAULT). */
+  /** A ::gtstorage_pool_use value: whether this storage's memory comes from and returns to the
+   *  memory pools (see "Memory pools"). */
+  int32_t pool;
 } gtstorage_create_options;
 
 /** Initializer for ::gtstorage_create_options (all defaults; ndim 0, a scalar, until set). */
@@ -436,7 +447,7 @@ typedef struct gtstorage_create_options {
   {                                                                                            \
     sizeof(gtstorage_create_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0,          \
         GTSTORAGE_INIT_UNINITIALIZED, GTSTORAGE_DEVICE_DEFAULT, -1, GTSTORAGE_MANAGED_DEFAULT, \
-        GTSTORAGE_HOST_PAGEABLE, 0, NULL, NULL                                                 \
+        GTSTORAGE_HOST_PAGEABLE, 0, NULL, NULL, GTSTORAGE_POOL_DEFAULT                         \
   }
 
 /**

@@ -62,7 +62,7 @@ struct history_of;  // one specialization per struct of the header with a struct
     static constexpr struct_history value = {#T, {(v1_0), uint32_t(sizeof(T))}}; \
   }
 GTS_STRUCT_HISTORY(gtstorage_array, sizeof(gtstorage_array));
-GTS_STRUCT_HISTORY(gtstorage_create_options, sizeof(gtstorage_create_options));
+GTS_STRUCT_HISTORY(gtstorage_create_options, offsetof(gtstorage_create_options, pool));
 GTS_STRUCT_HISTORY(gtstorage_wrap_options, sizeof(gtstorage_wrap_options));
 GTS_STRUCT_HISTORY(gtstorage_plan_info, sizeof(gtstorage_plan_info));
 GTS_STRUCT_HISTORY(gtstorage_preset_info, sizeof(gtstorage_preset_info));

@@ -236,6 +236,11 @@ int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* 
     req.device_id = opts->device_id;
     req.readonly = opts->readonly != 0;
     req.fill_value = opts->fill_value;
+    if (opts->pool != GTSTORAGE_POOL_DEFAULT && opts->pool != GTSTORAGE_POOL_OFF) {
+      gts::fail_arg("pool",
+                    std::to_string(opts->pool) + " is not a gtstorage_pool_use (0 default, 1 off)");
+    }
+    req.pooled = opts->pool == GTSTORAGE_POOL_DEFAULT;
     if (opts->init == GTSTORAGE_INIT_COPY && opts->source != nullptr) {
       // The source's dtype defaults to the storage's. (Only built when needed: it is 300 bytes
       // to clear on the fast path.)

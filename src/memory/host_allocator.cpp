@@ -260,17 +260,12 @@ block_cache& host_pool() noexcept {
   return *pool;
 }
 
-// This thread's parked block when it fits the request exactly, else a pooled block of the size
-// class, else a new block.
-host_block allocate_host(std::size_t bytes, std::size_t alignment, bool pooled) {
-  const bool power_of_two = alignment != 0 && (alignment & (alignment - 1)) == 0;
-  if (bytes < huge_page_bytes && power_of_two) {
-    host_block reused;
-    if (take_parked(std::max<std::size_t>(bytes, 1), std::max(alignment, alignof(std::max_align_t)),
-                    reused)) {
-      return reused;
-    }
-  }
+namespace {
+
+// allocate_host() past the parked block: a pooled block, else a new one (out of line, so the
+// parked path of small creates stays a few instructions inside the caller).
+__attribute__((noinline)) host_block allocate_unparked(std::size_t bytes, std::size_t alignment,
+                                                       bool pooled, bool power_of_two) {
   if (pooled && power_of_two && bytes >= pool_min_bytes) {
     block_cache::block b;
     const std::size_t align = std::max(alignment, alignof(std::max_align_t));
@@ -292,6 +287,22 @@ host_block allocate_host(std::size_t bytes, std::size_t alignment, bool pooled) 
   return block;
 }
 
+}  // namespace
+
+// This thread's parked block when it fits the request exactly, else a pooled block of the size
+// class, else a new block.
+host_block allocate_host(std::size_t bytes, std::size_t alignment, bool pooled) {
+  const bool power_of_two = alignment != 0 && (alignment & (alignment - 1)) == 0;
+  if (bytes < huge_page_bytes && power_of_two) {
+    host_block reused;
+    if (take_parked(std::max<std::size_t>(bytes, 1), std::max(alignment, alignof(std::max_align_t)),
+                    reused)) {
+      return reused;
+    }
+  }
+  return allocate_unparked(bytes, alignment, pooled, power_of_two);
+}
+
 void free_host(const host_block& block) noexcept {
   if (block.ptr == nullptr) return;
   if (park(block)) return;
@@ -300,7 +311,7 @@ void free_host(const host_block& block) noexcept {
 
 namespace {
 
-void give_back(const host_block& block) noexcept {
+__attribute__((noinline)) void give_back(const host_block& block) noexcept {
   if (block.pooled) {
     block_cache::block b;
     b.ptr = block.ptr;

@@ -380,15 +380,19 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   if (need_host) {
     side_buffer& h = buffers->host;
     if (req.host_memory == host_memory_kind::pinned) {
-      h.base = static_cast<std::byte*>(buffers->backend->allocate_pooled(
-          bytes, align, device::memory_kind::pinned_host, device_id, buffers->default_stream));
+      h.base = static_cast<std::byte*>(
+          req.pooled
+              ? buffers->backend->allocate_pooled(bytes, align, device::memory_kind::pinned_host,
+                                                  device_id, buffers->default_stream)
+              : buffers->backend->allocate(bytes, align, device::memory_kind::pinned_host,
+                                           device_id));
       h.owner = side_owner::backend;
       h.kind = device::memory_kind::pinned_host;
       h.device_id = device_id;
       h.dl_device_type = buffers->backend->dl_device_type(device::memory_kind::pinned_host);
       stats().host_bytes.fetch_add(plan.allocation_bytes, std::memory_order_relaxed);
     } else {
-      h.block = allocate_host(bytes, align);
+      h.block = allocate_host(bytes, align, req.pooled);
       h.base = static_cast<std::byte*>(h.block.ptr);
       h.owner = side_owner::host_block;
       stats().host_bytes.fetch_add(static_cast<int64_t>(h.block.bytes), std::memory_order_relaxed);
@@ -402,7 +406,9 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     const auto kind = managed == managed_kind::unified ? device::memory_kind::unified
                                                        : device::memory_kind::device;
     dv.base = static_cast<std::byte*>(
-        buffers->backend->allocate_pooled(bytes, align, kind, device_id, buffers->default_stream));
+        req.pooled ? buffers->backend->allocate_pooled(bytes, align, kind, device_id,
+                                                       buffers->default_stream)
+                   : buffers->backend->allocate(bytes, align, kind, device_id));
     dv.owner = side_owner::backend;
     dv.kind = kind;
     dv.device_id = device_id;

@@ -29,6 +29,7 @@ struct create_request {
   bool readonly = false;
   const void* fill_value = nullptr;
   const strided_array* source = nullptr;  ///< For init == copy (host memory).
+  bool pooled = true;                     ///< Memory from (and back to) the pools.
 };
 
 struct wrap_request {

@@ -126,7 +126,7 @@ def main():
             text = (text[:m.end(1)] + "\n  int64_t trial_field; /**< A trial field. */" +
                     text[m.end(1):])
             # its initializer macro, where the header has one, gets the new field's default
-            return re.sub(r"(#define GTSTORAGE_STATS_INIT\s*\{[^}]*)\}", r"\1, 0}", text)
+            return re.sub(r"(#define GTSTORAGE_STATS_INIT[\s\\]*\{[^}]*)\}", r"\1, 0}", text)
 
         path, _ = scratch_header(d, edit=add_field)
         r = run(path, os.path.join(d, "out"))

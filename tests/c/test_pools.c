@@ -131,6 +131,35 @@ static void limit_and_trim(void** state) {
   assert_int_equal(pool(GTSTORAGE_MEMORY_HOST).held_bytes, 0);
 }
 
+static void per_storage_switch(void** state) {
+  (void)state;
+  /* GTSTORAGE_POOL_OFF: fresh memory, freed at release, never kept; the default is pooled. */
+  const int64_t shape[1] = {1 << 17};
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 1;
+  o.shape = shape;
+  o.pool = GTSTORAGE_POOL_OFF;
+  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
+  const gtstorage_pool_stats before = pool(GTSTORAGE_MEMORY_HOST);
+  GTS_OK(gtstorage_create(&o, &h));
+  GTS_OK(gtstorage_release(h));
+  gtstorage_pool_stats s = pool(GTSTORAGE_MEMORY_HOST);
+  assert_int_equal(s.held_bytes, 0);
+  assert_int_equal(s.hits + s.misses, before.hits + before.misses); /* the pool was not asked */
+  o.pool = GTSTORAGE_POOL_DEFAULT;
+  GTS_OK(gtstorage_create(&o, &h));
+  GTS_OK(gtstorage_release(h));
+  s = pool(GTSTORAGE_MEMORY_HOST);
+  assert_true(s.held_bytes >= (INT64_C(1) << 20));
+  /* A pooled block is not handed to an unpooled storage either. */
+  o.pool = GTSTORAGE_POOL_OFF;
+  GTS_OK(gtstorage_create(&o, &h));
+  assert_int_equal(pool(GTSTORAGE_MEMORY_HOST).held_blocks, 1);
+  GTS_OK(gtstorage_release(h));
+  o.pool = 2;
+  GTS_EXPECT(gtstorage_create(&o, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "pool");
+}
+
 struct worker_arg {
   int id;
   int failures;
@@ -320,6 +349,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(uninitialized_keeps_contents, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(waste_bound, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(limit_and_trim, reset_pools, gts_test_teardown),
+      cmocka_unit_test_setup_teardown(per_storage_switch, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(threads_share_the_pool, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(stats_struct_of_1_0, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(bad_input, reset_pools, gts_test_teardown),

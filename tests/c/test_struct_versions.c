@@ -236,7 +236,7 @@ static void sized_init(void** state) {
   GTS_EQ64(dl.struct_size, sizeof dl);
 
   /* Sizes no version had (a newer header's, garbage): rejected, nothing written. */
-  const size_t bad[] = {0, 4, sizeof full - 8, sizeof full + 8, 4096, (size_t)UINT32_MAX + 1};
+  const size_t bad[] = {0, 4, sizeof full - 4, sizeof full + 8, 4096, (size_t)UINT32_MAX + 1};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     unsigned char raw[8192];
     memset(raw, GUARD, sizeof raw);

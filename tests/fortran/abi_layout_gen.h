@@ -50,6 +50,7 @@ static const int64_t tfh_abi_offsets_2[] = {
     (int64_t)offsetof(gtstorage_create_options, readonly),
     (int64_t)offsetof(gtstorage_create_options, fill_value),
     (int64_t)offsetof(gtstorage_create_options, source),
+    (int64_t)offsetof(gtstorage_create_options, pool),
 };
 
 static const int64_t tfh_abi_offsets_3[] = {
@@ -199,7 +200,7 @@ static const int64_t* const tfh_abi_offsets[] = {
 
 static const int32_t tfh_abi_nfields[] = {
     6,
-    18,
+    19,
     16,
     18,
     8,

@@ -53,6 +53,10 @@ MANAGED_NONE = 1
 MANAGED_MIRROR = 2
 MANAGED_UNIFIED = 3
 
+# gtstorage_pool_use
+POOL_DEFAULT = 0
+POOL_OFF = 1
+
 # gtstorage_host_memory
 HOST_PAGEABLE = 0
 HOST_PINNED = 1
@@ -157,6 +161,7 @@ class CreateOptions(ctypes.Structure):
         ("readonly", ctypes.c_int32),
         ("fill_value", ctypes.c_void_p),
         ("source", ctypes.POINTER(Array)),
+        ("pool", ctypes.c_int32),
     ]
 
 
@@ -380,6 +385,10 @@ ENUMS = {
         "GTSTORAGE_MANAGED_MIRROR": 2,
         "GTSTORAGE_MANAGED_UNIFIED": 3,
     },
+    "gtstorage_pool_use": {
+        "GTSTORAGE_POOL_DEFAULT": 0,
+        "GTSTORAGE_POOL_OFF": 1,
+    },
     "gtstorage_host_memory": {
         "GTSTORAGE_HOST_PAGEABLE": 0,
         "GTSTORAGE_HOST_PINNED": 1,
@@ -597,6 +606,8 @@ __all__ = [
     "MANAGED_NONE",
     "MANAGED_MIRROR",
     "MANAGED_UNIFIED",
+    "POOL_DEFAULT",
+    "POOL_OFF",
     "HOST_PAGEABLE",
     "HOST_PINNED",
     "SIDE_HOST",
