@@ -147,13 +147,15 @@ static int same_dtype(const char* a, const char* b) {
 static int make_pointer(gtstorage_handle handle, int32_t side, int32_t for_reading, CFI_cdesc_t* p,
                         CFI_type_t expected) {
   static const char where[] = "gtstorage_get_pointer";
+  /* The Fortran caller cannot nullify an assumed-rank pointer (nullify() takes no p(..)), so
+   * the pointer is disassociated here, first: every failure below leaves it so. */
+  if (p && p->attribute == CFI_attribute_pointer) (void)CFI_setpointer(p, NULL, NULL);
   const type_entry* type = find_type(expected);
   if (!p || !type) {
     set_error("%s: internal error: no pointer descriptor or unknown type code %d", where,
               (int)expected);
     return GTSTORAGE_ERROR_INTERNAL;
   }
-  /* On every failure below the caller's pointer stays disassociated (it nullified it). */
   if (p->attribute != CFI_attribute_pointer || p->type != expected) {
     set_error("%s: internal error: descriptor attribute %d / type %d, expected a %s pointer", where,
               (int)p->attribute, (int)p->type, type->fortran);
@@ -229,7 +231,7 @@ static int make_pointer(gtstorage_handle handle, int32_t side, int32_t for_readi
 }
 
 /* One entry point per element type, because a Fortran interface gives its pointer dummy one
- * declared type (assumed rank covers every rank). */
+ * declared type; the pointer is assumed rank (p(..)), so p->rank is the caller's rank, 0 to 15. */
 #define GTSTORAGE_FORTRAN_TYPE(tag, cfi, typestr, ftype)                                           \
   GTSTORAGE_FORTRAN_API int gtstorage_fortran_pointer_##tag(gtstorage_handle handle, int32_t side, \
                                                             int32_t for_reading, CFI_cdesc_t* p) { \

@@ -351,8 +351,14 @@ contains
     integer(c_int64_t) :: s
     type(c_ptr) :: data
     integer :: st
+    ! The size-less init writes the 1.0 layout only (never past an old caller's struct); the
+    ! sized one fills the whole struct of this header.
     st = gtstorage_create_options_init_c(opts)
     call check_status(st, GTSTORAGE_OK, "create_options_init_c")
+    call check(opts%struct_size < c_sizeof(opts), "size-less init writes the 1.0 size")
+    call check(opts%pool == GTSTORAGE_POOL_DEFAULT, "pool field keeps its default")
+    st = gtstorage_create_options_init_sized_c(opts, c_sizeof(opts))
+    call check_status(st, GTSTORAGE_OK, "create_options_init_sized_c")
     call check(opts%struct_size == c_sizeof(opts), "C sizeof = Fortran c_sizeof (create options)")
     call check(opts%device_id == -1 .and. opts%init == GTSTORAGE_INIT_UNINITIALIZED, &
                "create_options_init_c defaults")
