@@ -59,14 +59,43 @@ GTSTORAGE_FORTRAN_API void gtstorage_fortran_set_error(const char* message) {
   set_error("%s", message ? message : "");
 }
 
-/* Keeps the core's current message (prefixed by the Fortran procedure) unless this call already
- * has one: the core resets its message on the next successful call, e.g. a cleanup release. */
+/* The core numbers dimensions from 0, as C does; the Fortran API passes them in the same
+ * (semantic) order but counts from 1. Copies @p in to @p out with every "dimension <n>" written
+ * as "dimension <n+1>" (the only way core messages name a dimension by number). */
+static void one_based_dimensions(const char* in, char* out, size_t size) {
+  static const char word[] = "dimension ";
+  const size_t wlen = sizeof word - 1;
+  size_t o = 0;
+  while (*in != '\0' && o + 1 < size) {
+    if (strncmp(in, word, wlen) == 0 && in[wlen] >= '0' && in[wlen] <= '9') {
+      char* end = NULL;
+      const unsigned long d = strtoul(in + wlen, &end, 10);
+      const int n = snprintf(out + o, size - o, "%s%lu", word, d + 1);
+      if (n < 0 || (size_t)n >= size - o) break;
+      o += (size_t)n;
+      in = end;
+    } else {
+      out[o++] = *in++;
+    }
+  }
+  out[o < size ? o : size - 1] = '\0';
+}
+
+/* Keeps the core's current message (prefixed by the Fortran procedure, dimensions counted from
+ * 1) unless this call already has one: the core resets its message on the next successful call,
+ * e.g. a cleanup release. */
 GTSTORAGE_FORTRAN_API void gtstorage_fortran_capture_error(const char* where) {
-  if (!g_has_message) set_error("%s: %s", where ? where : "gtstorage", gtstorage_last_error());
+  if (g_has_message) return;
+  char core[kMessageSize];
+  one_based_dimensions(gtstorage_last_error(), core, sizeof core);
+  set_error("%s: %s", where ? where : "gtstorage", core);
 }
 
 GTSTORAGE_FORTRAN_API const char* gtstorage_fortran_last_error(void) {
-  return g_has_message ? g_message : gtstorage_last_error();
+  static _Thread_local char core[kMessageSize];
+  if (g_has_message) return g_message;
+  one_based_dimensions(gtstorage_last_error(), core, sizeof core);
+  return core;
 }
 
 /* -------------------------------------------------------------------------------------------- */

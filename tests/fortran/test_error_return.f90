@@ -26,6 +26,7 @@ program test_error_return
   live0 = live_handles()
   call check_handles()
   call check_arguments()
+  call check_dimension_numbers()
   call check_same_as_status()
   call check_pointers()
   call check_data_unchanged()
@@ -51,6 +52,14 @@ contains
                == 0, "setenv")
     call check(gtstorage_error_mode() == GTSTORAGE_ERRORS_RETURN, "environment read only once")
   end subroutine check_default_mode
+
+  ! Core messages count dimensions from 0; the Fortran API counts from 1 (same order).
+  subroutine check_dimension_numbers()
+    integer(gtstorage_handle_kind) :: s
+    call gtstorage_create(s, [4, -1, 3])
+    call expect(GTSTORAGE_ERROR_INVALID_ARGUMENT, "dimension 2", "negative extent, 2nd dimension")
+    call check(index(gtstorage_last_error(), "dimension 1") == 0, "no 0-based dimension number")
+  end subroutine check_dimension_numbers
 
   subroutine check_handles()
     integer(gtstorage_handle_kind) :: s, v
