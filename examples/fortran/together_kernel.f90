@@ -43,7 +43,7 @@ contains
       end do
     end do
     ! GDP-3 discipline: say which side was written (a no-op for host-only storages).
-    call gtstorage_touch(handle, GTSTORAGE_SIDE_HOST, st)
+    call gtstorage_modify(handle, GTSTORAGE_SIDE_HOST, status=st)
     status = int(st, c_int)
   end function together_fill_interior
 
