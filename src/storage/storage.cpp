@@ -1,6 +1,7 @@
 #include "storage/storage.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -620,6 +621,19 @@ std::unique_ptr<storage> storage::slice(const slice_range* ranges, int n) const 
   auto v = std::make_unique<storage>(*this);
   v->ndim = 0;
   for (int s = 0; s < 2; ++s) v->data[s] = data[s];
+  // Moves a view's data pointer to element `i` along a stride. The offset cannot overflow for a
+  // storage that holds elements (its span was checked when it was made); an empty one may carry
+  // any strides, and there an unrepresentable offset leaves the pointer where it is: nothing
+  // will ever be read through it.
+  const auto advance = [](std::byte*& p, int64_t i, int64_t stride) {
+    int64_t offset = 0;
+    if (p == nullptr || __builtin_mul_overflow(i, stride, &offset)) return;
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    const auto magnitude =
+        offset < 0 ? 0 - static_cast<std::uintptr_t>(offset) : static_cast<std::uintptr_t>(offset);
+    const bool wraps = offset < 0 ? magnitude > address : magnitude > UINTPTR_MAX - address;
+    if (!wraps) p += offset;
+  };
   for (int d = 0; d < ndim; ++d) {
     const slice_range& r = ranges[d];
     const int64_t extent = shape[d];
@@ -632,9 +646,7 @@ std::unique_ptr<storage> storage::slice(const slice_range* ranges, int n) const 
                  "index " + (r.start == INT64_MIN ? std::string("NONE") : std::to_string(r.start)) +
                      where + " is out of range");
       }
-      for (int s = 0; s < 2; ++s) {
-        if (v->data[s]) v->data[s] += i * strides[s][d];
-      }
+      for (int s = 0; s < 2; ++s) advance(v->data[s], i, strides[s][d]);
       continue;
     }
     if (r.step == 0) fail_arg("spec", "step" + where + " must not be 0");
@@ -660,7 +672,7 @@ std::unique_ptr<storage> storage::slice(const slice_range* ranges, int n) const 
     v->shape[o] = len;
     v->dims[o] = dims[d];
     for (int s = 0; s < 2; ++s) {
-      if (v->data[s] && len > 0) v->data[s] += start * strides[s][d];
+      if (len > 0) advance(v->data[s], start, strides[s][d]);
       // stride * step as NumPy; only where it overflows and the extent is at most 1 (so the
       // stride is never used to address anything) is the original stride kept instead.
       int64_t strided = 0;

@@ -357,7 +357,10 @@ CASE(options_struct_size) {
   (void)state;
   o.struct_size = 0;
   bad_create(&o, INVALID, "struct_size");
-  o.struct_size = sizeof o - 8; /* older than the first version: not a valid caller */
+  /* Older than the first version (1.0 ends where pool begins): not a valid caller. */
+  o.struct_size = (uint32_t)offsetof(gtstorage_create_options, pool) - 8;
+  bad_create(&o, INVALID, "struct_size");
+  o.struct_size = (uint32_t)offsetof(gtstorage_create_options, pool) + 1; /* between versions */
   bad_create(&o, INVALID, "struct_size");
 }
 CASE(unknown_preset) {

@@ -119,6 +119,39 @@ static void extreme_slice_steps(void** state) {
   GTS_OK(gtstorage_release(h));
 }
 
+/* An empty storage may carry any strides; slicing it where start * stride does not fit in
+ * int64 must neither overflow (UBSan) nor fail: the view is empty too. */
+static void slicing_empty_storage_with_huge_strides(void** state) {
+  (void)state;
+  double mem[1];
+  const int64_t shape[2] = {6, 0};
+  const int64_t strides[2] = {INT64_MAX - 7, 8};
+  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  w.ndim = 2;
+  w.shape = shape;
+  w.strides = strides;
+  w.data = mem;
+  gtstorage_handle h = 0, v = 0;
+  GTS_OK(gtstorage_wrap(&w, &h));
+  gtstorage_slice_spec spec[2] = {GTSTORAGE_SLICE_ALL, GTSTORAGE_SLICE_ALL};
+  spec[0].start = 5; /* 5 * (INT64_MAX - 7) overflows */
+  GTS_OK(gtstorage_slice(h, spec, 2, &v));
+  gtstorage_interface_info info;
+  info.struct_size = sizeof info;
+  GTS_OK(gtstorage_interface(v, GTSTORAGE_SIDE_HOST, &info));
+  GTS_EQ64(info.ndim, 2);
+  GTS_EQ64(info.shape[0], 1);
+  GTS_EQ64(info.shape[1], 0);
+  GTS_OK(gtstorage_release(v));
+  spec[0].kind = GTSTORAGE_SLICE_INDEX; /* the same through an integer index */
+  GTS_OK(gtstorage_slice(h, spec, 2, &v));
+  GTS_OK(gtstorage_interface(v, GTSTORAGE_SIDE_HOST, &info));
+  GTS_EQ64(info.ndim, 1);
+  GTS_EQ64(info.shape[0], 0);
+  GTS_OK(gtstorage_release(v));
+  GTS_OK(gtstorage_release(h));
+}
+
 static void int64_min_strides_are_rejected(void** state) {
   (void)state;
   double mem[16];
@@ -233,6 +266,7 @@ int main(void) {
       cmocka_unit_test_teardown(readonly_wrapped_host_is_never_synced_into, no_leaks),
       cmocka_unit_test_teardown(overlapping_copies_read_the_source_first, no_leaks),
       cmocka_unit_test_teardown(extreme_slice_steps, no_leaks),
+      cmocka_unit_test_teardown(slicing_empty_storage_with_huge_strides, no_leaks),
       cmocka_unit_test_teardown(int64_min_strides_are_rejected, no_leaks),
       cmocka_unit_test_teardown(copy_api_transfers_are_counted, no_leaks),
       cmocka_unit_test_teardown(empty_arrays_wrap_without_pointer, no_leaks),

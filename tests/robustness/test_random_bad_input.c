@@ -648,6 +648,8 @@ static void make_array(gtstorage_array* a, const hrec* r, int64_t* shape, int64_
     a->dtype = NULL;
   } else {
     a->dtype = pick_dtype(&itemsize);
+    /* A NULL array dtype means the storage's dtype (pick_dtype's 8 is the create default). */
+    if (a->dtype == NULL && r != NULL) itemsize = r->itemsize;
   }
   if (r != NULL && chance(80)) {
     a->ndim = r->ndim;
@@ -716,6 +718,7 @@ static void op_create(void) {
   o.managed = chance(92) ? (int32_t)below(4) : wild_i32();
   o.host_memory = chance(92) ? (int32_t)below(2) : wild_i32();
   o.readonly = chance(85) ? 0 : (chance(50) ? 1 : wild_i32());
+  o.pool = chance(92) ? (int32_t)below(2) : wild_i32(); /* read only by 1.1 callers */
   o.fill_value = chance(95) ? value16 : NULL;
   if (o.init == GTSTORAGE_INIT_COPY && chance(95)) {
     hrec fake;
@@ -754,6 +757,7 @@ static void op_create(void) {
     o.managed = o.device == GTSTORAGE_DEVICE_GPU ? (int32_t)below(4) : GTSTORAGE_MANAGED_DEFAULT;
     o.host_memory = (int32_t)below(2);
     o.readonly = chance(10);
+    o.pool = (int32_t)below(2);
   }
 
   /* The plan first: it says how much create would allocate. */
@@ -966,9 +970,18 @@ static void pick_slice(gtstorage_slice_spec* spec, const hrec* r) {
   for (int d = 0; d < GTSTORAGE_MAX_NDIM + 1; ++d) {
     const int64_t e = r && d < (int)r->ndim ? r->shape[d] : 4;
     gtstorage_slice_spec* s = &spec[d];
-    const int64_t pos[] = {
-        GTSTORAGE_SLICE_NONE, 0, 1, -1, e, -e, e - 1, e + 1, -e - 1, INT64_MAX, INT64_MIN + 1,
-        (int64_t)1 << 40};
+    const int64_t pos[] = {GTSTORAGE_SLICE_NONE,
+                           0,
+                           1,
+                           -1,
+                           e,
+                           -e,
+                           e - 1,
+                           e < INT64_MAX ? e + 1 : e,
+                           -e - 1,
+                           INT64_MAX,
+                           INT64_MIN + 1,
+                           (int64_t)1 << 40};
     s->start = chance(85) ? (chance(50) ? (int64_t)below((uint64_t)(e > 0 ? e : 1)) : PICK(pos))
                           : wild_i64();
     s->stop = chance(85) ? (chance(50) ? (int64_t)below((uint64_t)(e > 0 ? e : 1) + 1) : PICK(pos))
@@ -1394,9 +1407,19 @@ static void op_misc(void) {
   } else if (which == 2) {
     gtstorage_create_options o;
     const int null_out = chance(10);
-    describe("gtstorage_create_options_init(%s)", null_out ? "NULL" : "&o");
-    const int rc = checked(gtstorage_create_options_init(null_out ? NULL : &o));
-    if (rc == GTSTORAGE_OK && o.struct_size != sizeof o) BUG("init did not set struct_size");
+    if (chance(50)) {
+      /* The size-less init is the 1.0 entry point: it writes the 1.0 layout, which ends where
+       * the first field added in 1.1 (pool) begins. */
+      describe("gtstorage_create_options_init(%s)", null_out ? "NULL" : "&o");
+      const int rc = checked(gtstorage_create_options_init(null_out ? NULL : &o));
+      if (rc == GTSTORAGE_OK && o.struct_size != offsetof(gtstorage_create_options, pool))
+        BUG("init did not set the 1.0 struct_size");
+    } else {
+      const uint32_t size = struct_size_of(sizeof o);
+      describe("gtstorage_create_options_init_sized(%s, %u)", null_out ? "NULL" : "&o", size);
+      const int rc = checked(gtstorage_create_options_init_sized(null_out ? NULL : &o, size));
+      if (rc == GTSTORAGE_OK && o.struct_size != size) BUG("init did not set struct_size");
+    }
   } else if (which == 3) {
     gtstorage_wrap_options o;
     const int null_out = chance(10);
