@@ -167,6 +167,10 @@ typedef enum gtstorage_status {
   /** The GPU driver is older than the CUDA runtime this library was built with; the message
    *  names both versions (update the driver, or use a build made with an older toolkit). */
   GTSTORAGE_ERROR_DRIVER_TOO_OLD = -14,
+  /** Communication between processes failed (libgtstorage_mpi: an MPI call returned an error,
+   *  or another process of the collective call failed); the message names the MPI function,
+   *  the MPI error string or the process that failed. Since 1.1. */
+  GTSTORAGE_ERROR_COMMUNICATION = -15,
   GTSTORAGE_ERROR_INTERNAL = -99 /**< A bug in gtstorage; please report it. */
 } gtstorage_status;
 
@@ -179,6 +183,15 @@ GTSTORAGE_API const char* gtstorage_last_error(void);
 
 /** Static name of a status code, e.g. "GTSTORAGE_ERROR_INVALID_HANDLE"; never NULL. */
 GTSTORAGE_API const char* gtstorage_status_name(int status);
+
+/**
+ * Records @p message as the calling thread's last error (what gtstorage_last_error() returns)
+ * and returns @p status, for libraries built on gtstorage (libgtstorage_mpi, bindings) that
+ * report their failures through the same channel. #GTSTORAGE_OK clears the message (@p message
+ * is then ignored); for a failure status a NULL @p message records the status's name. Messages
+ * longer than 1023 bytes are cut. Never fails. Since 1.1.
+ */
+GTSTORAGE_API int gtstorage_set_error(int status, const char* message);
 
 /** @} */
 
@@ -720,6 +733,36 @@ GTSTORAGE_API int gtstorage_copy_from_array(gtstorage_handle dst, const gtstorag
 
 /** Copies @p src into caller memory @p dst (equal shape, any strides/dtype). */
 GTSTORAGE_API int gtstorage_copy_to_array(const gtstorage_array* dst, gtstorage_handle src);
+
+/** Flags of gtstorage_copy_sides(). */
+typedef enum gtstorage_copy_flags {
+  GTSTORAGE_COPY_FLAG_NONE = 0,
+  /** Return once a copy that involves device memory is enqueued on the stream, instead of
+   *  waiting for it (copies that convert dtypes, and host-only copies, still complete before
+   *  the call returns); wait with gtstorage_wait_stream() before the host touches either side. */
+  GTSTORAGE_COPY_FLAG_ASYNC = 1
+} gtstorage_copy_flags;
+
+/**
+ * Copies side @p src_side of @p src into side @p dst_side of @p dst (equal shapes, any layouts,
+ * dtypes converted as by gtstorage_copy()), exactly those sides: unlike gtstorage_copy(), the
+ * sync state is neither consulted nor changed, so the caller decides which copy of a mirrored
+ * field is read or written and marks what it wrote with gtstorage_modify(). This is the
+ * building block of communication libraries (libgtstorage_mpi packs and unpacks halos with it on
+ * the side that is current, on the device without a round trip through the host mirror).
+ *
+ * Work that involves device memory is enqueued on @p stream (0 = the stream of @p src, or of
+ * @p dst when @p src_side is the host; see gtstorage_set_stream()); where the other storage's
+ * stream differs, the work already queued there is waited for first. Without
+ * #GTSTORAGE_COPY_FLAG_ASYNC the call returns when the copy is complete. Asynchronous syncs in
+ * flight on either storage are waited for; unified memory is accessed as host memory after its
+ * stream's work is done. Since 1.1.
+ * @return #GTSTORAGE_OK; #GTSTORAGE_ERROR_INVALID_HANDLE; #GTSTORAGE_ERROR_INVALID_ARGUMENT (a
+ *         bad side or flag); #GTSTORAGE_ERROR_NO_SUCH_BUFFER (a storage without that side);
+ *         #GTSTORAGE_ERROR_SHAPE_MISMATCH; #GTSTORAGE_ERROR_READONLY; #GTSTORAGE_ERROR_DEVICE.
+ */
+GTSTORAGE_API int gtstorage_copy_sides(gtstorage_handle dst, int32_t dst_side, gtstorage_handle src,
+                                       int32_t src_side, uint64_t stream, uint32_t flags);
 
 /** Sets every element of the view to *@p value (one element of the storage's dtype). */
 GTSTORAGE_API int gtstorage_fill(gtstorage_handle handle, const void* value);

@@ -29,60 +29,20 @@ void clear_error() noexcept {
   }
 }
 
-int status_of(error_kind kind) noexcept {
-  switch (kind) {
-    case error_kind::invalid_argument:
-      return GTSTORAGE_ERROR_INVALID_ARGUMENT;
-    case error_kind::invalid_handle:
-      return GTSTORAGE_ERROR_INVALID_HANDLE;
-    case error_kind::out_of_memory:
-      return GTSTORAGE_ERROR_OUT_OF_MEMORY;
-    case error_kind::overflow:
-      return GTSTORAGE_ERROR_OVERFLOW;
-    case error_kind::no_such_buffer:
-      return GTSTORAGE_ERROR_NO_SUCH_BUFFER;
-    case error_kind::no_device:
-      return GTSTORAGE_ERROR_NO_DEVICE;
-    case error_kind::device:
-      return GTSTORAGE_ERROR_DEVICE;
-    case error_kind::unknown_preset:
-      return GTSTORAGE_ERROR_UNKNOWN_PRESET;
-    case error_kind::shape_mismatch:
-      return GTSTORAGE_ERROR_SHAPE_MISMATCH;
-    case error_kind::sync_conflict:
-      return GTSTORAGE_ERROR_SYNC_CONFLICT;
-    case error_kind::readonly:
-      return GTSTORAGE_ERROR_READONLY;
-    case error_kind::unsupported:
-      return GTSTORAGE_ERROR_UNSUPPORTED;
-    case error_kind::buffer_too_small:
-      return GTSTORAGE_ERROR_BUFFER_TOO_SMALL;
-    case error_kind::driver_too_old:
-      return GTSTORAGE_ERROR_DRIVER_TOO_OLD;
-    case error_kind::internal:
-      return GTSTORAGE_ERROR_INTERNAL;
-  }
-  return GTSTORAGE_ERROR_INTERNAL;
-}
-
-void fail_struct_size(const char* name, uint64_t got, const struct_history& h) {
-  std::string sizes;
-  for (std::size_t v = 0; v < sizeof h.size / sizeof h.size[0]; ++v) {
-    if (h.size[v] == 0) continue;
-    if (!sizes.empty()) sizes += ", ";
-    sizes += std::to_string(h.size[v]) + " in " + version_names[v];
-  }
-  gts::fail_arg(std::string(name) + ".struct_size",
-                std::to_string(got) + " is not a size " + h.name + " had in a released version (" +
-                    sizes + ", this library's; initialize the struct with its _INIT macro)");
-}
-
 }  // namespace gts::capi
 
 extern "C" {
 
 const char* gtstorage_last_error(void) {
   return gts::capi::last_message;
+}
+
+int gtstorage_set_error(int status, const char* message) {
+  if (status == GTSTORAGE_OK) {
+    gts::capi::clear_error();
+    return status;
+  }
+  return gts::capi::set_error(status, message != nullptr ? message : gtstorage_status_name(status));
 }
 
 const char* gtstorage_status_name(int status) {
@@ -117,6 +77,8 @@ const char* gtstorage_status_name(int status) {
       return "GTSTORAGE_ERROR_BUFFER_TOO_SMALL";
     case GTSTORAGE_ERROR_DRIVER_TOO_OLD:
       return "GTSTORAGE_ERROR_DRIVER_TOO_OLD";
+    case GTSTORAGE_ERROR_COMMUNICATION:
+      return "GTSTORAGE_ERROR_COMMUNICATION";
     case GTSTORAGE_ERROR_INTERNAL:
       return "GTSTORAGE_ERROR_INTERNAL";
     default:

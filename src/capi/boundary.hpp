@@ -19,7 +19,45 @@ namespace gts::capi {
 int set_error(int status, const char* message) noexcept;
 /// Clears this thread's last error (after a successful call).
 void clear_error() noexcept;
-int status_of(error_kind kind) noexcept;
+
+/// The public status of an internal error kind (also used by libgtstorage_mpi's boundary).
+inline int status_of(error_kind kind) noexcept {
+  switch (kind) {
+    case error_kind::invalid_argument:
+      return GTSTORAGE_ERROR_INVALID_ARGUMENT;
+    case error_kind::invalid_handle:
+      return GTSTORAGE_ERROR_INVALID_HANDLE;
+    case error_kind::out_of_memory:
+      return GTSTORAGE_ERROR_OUT_OF_MEMORY;
+    case error_kind::overflow:
+      return GTSTORAGE_ERROR_OVERFLOW;
+    case error_kind::no_such_buffer:
+      return GTSTORAGE_ERROR_NO_SUCH_BUFFER;
+    case error_kind::no_device:
+      return GTSTORAGE_ERROR_NO_DEVICE;
+    case error_kind::device:
+      return GTSTORAGE_ERROR_DEVICE;
+    case error_kind::unknown_preset:
+      return GTSTORAGE_ERROR_UNKNOWN_PRESET;
+    case error_kind::shape_mismatch:
+      return GTSTORAGE_ERROR_SHAPE_MISMATCH;
+    case error_kind::sync_conflict:
+      return GTSTORAGE_ERROR_SYNC_CONFLICT;
+    case error_kind::readonly:
+      return GTSTORAGE_ERROR_READONLY;
+    case error_kind::unsupported:
+      return GTSTORAGE_ERROR_UNSUPPORTED;
+    case error_kind::buffer_too_small:
+      return GTSTORAGE_ERROR_BUFFER_TOO_SMALL;
+    case error_kind::driver_too_old:
+      return GTSTORAGE_ERROR_DRIVER_TOO_OLD;
+    case error_kind::communication:
+      return GTSTORAGE_ERROR_COMMUNICATION;
+    case error_kind::internal:
+      return GTSTORAGE_ERROR_INTERNAL;
+  }
+  return GTSTORAGE_ERROR_INTERNAL;
+}
 
 template <class F>
 int guarded(F&& body) noexcept {
@@ -91,7 +129,17 @@ constexpr bool accepted_size(uint64_t size) {
 }
 
 /// "<name>.struct_size: <got> is not a size gtstorage_x had (72 in 1.0, 104 in 1.1 …)".
-[[noreturn]] void fail_struct_size(const char* name, uint64_t got, const struct_history& h);
+[[noreturn]] inline void fail_struct_size(const char* name, uint64_t got, const struct_history& h) {
+  std::string sizes;
+  for (std::size_t v = 0; v < sizeof h.size / sizeof h.size[0]; ++v) {
+    if (h.size[v] == 0) continue;
+    if (!sizes.empty()) sizes += ", ";
+    sizes += std::to_string(h.size[v]) + " in " + version_names[v];
+  }
+  gts::fail_arg(std::string(name) + ".struct_size",
+                std::to_string(got) + " is not a size " + h.name + " had in a released version (" +
+                    sizes + ", this library's; initialize the struct with its _INIT macro)");
+}
 
 template <class T>
 inline void check_struct_size(const char* name, uint64_t size) {

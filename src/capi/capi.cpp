@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "capi/boundary.hpp"
 #include "capi/enums.hpp"
@@ -460,6 +461,26 @@ int gtstorage_copy(gtstorage_handle dst, gtstorage_handle src) {
     gts::storage& d = get_as(dst, "dst");
     const gts::storage& s = get_as(src, "src");
     d.copy_from(s);
+  });
+}
+
+int gtstorage_copy_sides(gtstorage_handle dst, int32_t dst_side, gtstorage_handle src,
+                         int32_t src_side, uint64_t stream, uint32_t flags) {
+  return guarded([&] {
+    for (const auto& [value, name] : {std::pair{dst_side, "dst_side"}, {src_side, "src_side"}}) {
+      if (value != GTSTORAGE_SIDE_HOST && value != GTSTORAGE_SIDE_DEVICE) {
+        gts::fail_arg(name, std::to_string(value) +
+                                " is not GTSTORAGE_SIDE_HOST (0) or GTSTORAGE_SIDE_DEVICE (1)");
+      }
+    }
+    if ((flags & ~uint32_t(GTSTORAGE_COPY_FLAG_ASYNC)) != 0) {
+      gts::fail_arg("flags",
+                    std::to_string(flags) + " has bits other than GTSTORAGE_COPY_FLAG_ASYNC");
+    }
+    gts::storage& d = get_as(dst, "dst");
+    const gts::storage& s = get_as(src, "src");
+    d.copy_sides(gts::capi::side_of(dst_side), s, gts::capi::side_of(src_side), stream,
+                 (flags & GTSTORAGE_COPY_FLAG_ASYNC) == 0);
   });
 }
 

@@ -23,6 +23,7 @@ enum class error_kind {
   unsupported,
   buffer_too_small,
   driver_too_old,
+  communication,  ///< Between processes (libgtstorage_mpi): an MPI call or another rank failed.
   internal,
 };
 

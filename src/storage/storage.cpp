@@ -149,8 +149,10 @@ strided_array contiguous_like(const strided_array& a, dtype type,
 
 // Copies between any two arrays where either may be device memory. Host<->host converts
 // dtypes; transfers involving a device go through a host staging array when dtypes differ.
+// With @p wait false a same-dtype copy involving the device is only enqueued on @p stream.
 void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
-                 uint64_t stream, device::backend* backend, transfer_counters* counters) {
+                 uint64_t stream, device::backend* backend, transfer_counters* counters,
+                 bool wait = true) {
   if (src.size() == 0) return;  // nothing to move (and no device call for an empty array)
   if (dst_host && src_host) {
     kernels::copy(dst, src);
@@ -164,6 +166,12 @@ void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& s
     count_transfer(dir, from, counters);
   };
   if (dst.type == src.type) {
+    if (!wait) {
+      const device::direction dir = direction_of(dst_host, src_host);
+      be.copy_strided(dst, src, dir, stream);
+      count_transfer(dir, src, counters);
+      return;
+    }
     device_copy(dst, src, direction_of(dst_host, src_host));
     return;
   }
@@ -190,7 +198,8 @@ void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& s
 // one buffer, two wraps of the same memory, a caller array aliasing the storage): the source is
 // then read into a private copy first, as NumPy does.
 void move_elements(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
-                   uint64_t stream, device::backend* backend, transfer_counters* counters) {
+                   uint64_t stream, device::backend* backend, transfer_counters* counters,
+                   bool wait = true) {
   std::byte *dlo = nullptr, *dhi = nullptr, *slo = nullptr, *shi = nullptr;
   span_of(dst, dlo, dhi);
   span_of(src, slo, shi);
@@ -201,7 +210,7 @@ void move_elements(const strided_array& dst, bool dst_host, const strided_array&
     copy_arrays(dst, dst_host, staged, true, stream, backend, counters);
     return;
   }
-  copy_arrays(dst, dst_host, src, src_host, stream, backend, counters);
+  copy_arrays(dst, dst_host, src, src_host, stream, backend, counters, wait);
 }
 
 void check_same_shape(int ndim_a, const int64_t* a, int ndim_b, const int64_t* b,
@@ -754,6 +763,39 @@ void storage::copy_from_host(const strided_array& src) {
   move_elements(array(ds), host_accessible(*this, ds), src, true, stream, buffers->backend,
                 &buffers->transfers);
   finish_write(*this, ds);
+}
+
+void storage::copy_sides(side ds, const storage& src, side ss, uint64_t stream, bool wait) {
+  check_same_shape(ndim, shape.data(), src.ndim, src.shape.data(), "src");
+  auto side_name = [](side sd) { return sd == side::host ? "host" : "device"; };
+  if (!has(ds)) {
+    fail(error_kind::no_such_buffer,
+         std::string("dst: the storage has no ") + side_name(ds) + " buffer");
+  }
+  if (!src.has(ss)) {
+    fail(error_kind::no_such_buffer,
+         std::string("src: the storage has no ") + side_name(ss) + " buffer");
+  }
+  if (readonly || buffers->get(ds).readonly) {
+    fail(error_kind::readonly, "dst: the storage is read-only");
+  }
+  src.buffers->wait_pending();
+  buffers->wait_pending();
+  wait_for_device_work(src);
+  wait_for_device_work(*this);
+  const bool dst_host = host_accessible(*this, ds), src_host = host_accessible(src, ss);
+  if (dst_host && src_host) {
+    move_elements(array(ds), true, src.array(ss), true, 0, nullptr, nullptr);
+    return;
+  }
+  // The work runs on one stream; what is queued on the other storage's device side must land
+  // first (it may still be writing the source, or reading the destination).
+  const uint64_t on = stream != 0 ? stream : (!src_host ? src.stream : this->stream);
+  if (!src_host && src.stream != on) src.buffers->backend->synchronize(src.stream);
+  if (!dst_host && this->stream != on) buffers->backend->synchronize(this->stream);
+  const storage& dev = !dst_host ? *this : src;
+  move_elements(array(ds), dst_host, src.array(ss), src_host, on, dev.buffers->backend,
+                &dev.buffers->transfers, wait);
 }
 
 void storage::copy_to_host(const strided_array& dst) const {

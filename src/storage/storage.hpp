@@ -98,6 +98,11 @@ class storage {
   /// Copy from / to caller host memory (equal shapes, any strides and dtypes).
   void copy_from_host(const strided_array& src);
   void copy_to_host(const strided_array& dst) const;
+  /// Copies side @p ss of @p src into side @p ds of this as they are: the sync state is neither
+  /// consulted nor changed. Device work runs on @p stream (0: src's stream when its side is on
+  /// the device, else this storage's); with @p wait false a same-dtype device copy is only
+  /// enqueued.
+  void copy_sides(side ds, const storage& src, side ss, uint64_t stream, bool wait);
   /// Sets every element to @p value (one element of this->type).
   void fill(const void* value);
 };

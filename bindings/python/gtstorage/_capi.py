@@ -90,6 +90,10 @@ class GTUnsupportedError(GTStorageError, NotImplementedError):
     """A valid request that this build or this storage cannot do."""
 
 
+class GTCommunicationError(GTStorageError, RuntimeError):
+    """Communication between processes failed (gtstorage.mpi: an MPI call or another rank)."""
+
+
 class GTInternalError(GTStorageError, RuntimeError):
     """A bug in gtstorage."""
 
@@ -109,6 +113,7 @@ _ERROR_CLASSES = {
     ERROR_UNSUPPORTED: GTUnsupportedError,
     ERROR_BUFFER_TOO_SMALL: GTValueError,
     ERROR_DRIVER_TOO_OLD: GTDriverTooOldError,
+    ERROR_COMMUNICATION: GTCommunicationError,
     ERROR_INTERNAL: GTInternalError,
 }
 

@@ -33,6 +33,7 @@ ERROR_READONLY = -11
 ERROR_UNSUPPORTED = -12
 ERROR_BUFFER_TOO_SMALL = -13
 ERROR_DRIVER_TOO_OLD = -14
+ERROR_COMMUNICATION = -15
 ERROR_INTERNAL = -99
 
 # gtstorage_init
@@ -108,6 +109,10 @@ DL_CUDA_MANAGED = 13
 # gtstorage_slice_kind
 SLICE_RANGE = 0
 SLICE_INDEX = 1
+
+# gtstorage_copy_flags
+COPY_FLAG_NONE = 0
+COPY_FLAG_ASYNC = 1
 
 # gtstorage_memory
 MEMORY_HOST = 0
@@ -365,6 +370,7 @@ ENUMS = {
         "GTSTORAGE_ERROR_UNSUPPORTED": -12,
         "GTSTORAGE_ERROR_BUFFER_TOO_SMALL": -13,
         "GTSTORAGE_ERROR_DRIVER_TOO_OLD": -14,
+        "GTSTORAGE_ERROR_COMMUNICATION": -15,
         "GTSTORAGE_ERROR_INTERNAL": -99,
     },
     "gtstorage_init": {
@@ -441,6 +447,10 @@ ENUMS = {
         "GTSTORAGE_SLICE_RANGE": 0,
         "GTSTORAGE_SLICE_INDEX": 1,
     },
+    "gtstorage_copy_flags": {
+        "GTSTORAGE_COPY_FLAG_NONE": 0,
+        "GTSTORAGE_COPY_FLAG_ASYNC": 1,
+    },
     "gtstorage_memory": {
         "GTSTORAGE_MEMORY_HOST": 0,
         "GTSTORAGE_MEMORY_PINNED_HOST": 1,
@@ -459,6 +469,7 @@ PROTOTYPES = {
     "gtstorage_version_string": (ctypes.c_char_p, []),
     "gtstorage_last_error": (ctypes.c_char_p, []),
     "gtstorage_status_name": (ctypes.c_char_p, [ctypes.c_int]),
+    "gtstorage_set_error": (ctypes.c_int, [ctypes.c_int, ctypes.c_char_p]),
     "gtstorage_retain": (ctypes.c_int, [handle_t]),
     "gtstorage_release": (ctypes.c_int, [handle_t]),
     "gtstorage_create_options_init_sized": (
@@ -499,6 +510,10 @@ PROTOTYPES = {
     "gtstorage_copy": (ctypes.c_int, [handle_t, handle_t]),
     "gtstorage_copy_from_array": (ctypes.c_int, [handle_t, ctypes.POINTER(Array)]),
     "gtstorage_copy_to_array": (ctypes.c_int, [ctypes.POINTER(Array), handle_t]),
+    "gtstorage_copy_sides": (
+        ctypes.c_int,
+        [handle_t, ctypes.c_int32, handle_t, ctypes.c_int32, ctypes.c_uint64, ctypes.c_uint32],
+    ),
     "gtstorage_fill": (ctypes.c_int, [handle_t, ctypes.c_void_p]),
     "gtstorage_fill_double": (ctypes.c_int, [handle_t, ctypes.c_double]),
     "gtstorage_sync_to": (ctypes.c_int, [handle_t, ctypes.c_int32, ctypes.c_uint32]),
@@ -593,6 +608,7 @@ __all__ = [
     "ERROR_UNSUPPORTED",
     "ERROR_BUFFER_TOO_SMALL",
     "ERROR_DRIVER_TOO_OLD",
+    "ERROR_COMMUNICATION",
     "ERROR_INTERNAL",
     "INIT_UNINITIALIZED",
     "INIT_ZEROS",
@@ -642,6 +658,8 @@ __all__ = [
     "DL_CUDA_MANAGED",
     "SLICE_RANGE",
     "SLICE_INDEX",
+    "COPY_FLAG_NONE",
+    "COPY_FLAG_ASYNC",
     "MEMORY_HOST",
     "MEMORY_PINNED_HOST",
     "MEMORY_DEVICE",
