@@ -16,7 +16,15 @@ install(TARGETS gtstorage EXPORT gtstorageTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-# Every public header under include/ (today only gtstorage/gtstorage.h).
+# libgtstorage_mpi (component MPI), in the same export set: gtstorage::mpi.
+if(TARGET gtstorage_mpi)
+  install(TARGETS gtstorage_mpi EXPORT gtstorageTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  set_target_properties(gtstorage_mpi PROPERTIES EXPORT_NAME mpi)
+endif()
+
+# Every public header under include/ (gtstorage.h, gtstorage_experimental.h, gtstorage_mpi.h).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT dev FILES_MATCHING PATTERN "*.h")
 
@@ -85,6 +93,15 @@ if(TARGET gtstorage_fortran)
     ${PROJECT_BINARY_DIR}/gtstorage-fortran.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/gtstorage-fortran.pc
     DESTINATION ${GTSTORAGE_INSTALL_PKGCONFIGDIR} COMPONENT dev)
+endif()
+
+# gtstorage-mpi.pc: libgtstorage_mpi and its header (the MPI itself is the caller's: mpicc, or
+# pkg-config ompi-c / mpich).
+if(TARGET gtstorage_mpi)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/gtstorage-mpi.pc.in ${PROJECT_BINARY_DIR}/gtstorage-mpi.pc
+                 @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/gtstorage-mpi.pc DESTINATION ${GTSTORAGE_INSTALL_PKGCONFIGDIR}
+    COMPONENT dev)
 endif()
 
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md

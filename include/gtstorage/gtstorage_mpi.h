@@ -1,0 +1,336 @@
+/*
+ * gtstorage — storage layer for GT4Py/GridTools-style weather and climate codes.
+ *
+ * Copyright (c) 2026, the gtstorage developers. SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * @file gtstorage_mpi.h
+ * @brief libgtstorage_mpi: domain decomposition and halo exchange of storages over MPI.
+ *
+ * An optional component, built when an MPI is found: `libgtstorage_mpi.so` (CMake target
+ * `gtstorage::mpi`, component `MPI`; pkg-config `gtstorage-mpi`) links libgtstorage and one MPI.
+ * gtstorage.h and libgtstorage never depend on an MPI, and this header includes no `mpi.h`: the
+ * communicator crosses the ABI as its **Fortran handle** (an `MPI_Fint` widened to `int64_t`),
+ * which every language produces the same way:
+ *
+ * | caller     | communicator argument                               |
+ * |------------|-----------------------------------------------------|
+ * | C / C++    | `MPI_Comm_c2f(comm)`                                |
+ * | Fortran    | `comm` (`integer`) or `comm%MPI_VAL` (`mpi_f08`)    |
+ * | mpi4py     | `comm.py2f()`                                       |
+ *
+ * The library works on a duplicate of the communicator with `MPI_ERRORS_RETURN` set, so the
+ * caller's communicator and its error handler are left as they are, and an MPI failure is a
+ * status (#GTSTORAGE_ERROR_COMMUNICATION, the message naming the MPI function and its error
+ * string), never an abort. Everything else follows gtstorage.h: every function returns a status,
+ * gtstorage_last_error() holds the calling thread's message, structs begin with `struct_size`
+ * and have `*_INIT` macros, handles are generation-checked 64-bit integers (0 is never valid).
+ *
+ * **Collective calls.** gtstorage_decomp_create() and gtstorage_exchange_create() are
+ * collective over the communicator: every process calls them, in the same order. They check
+ * their arguments everywhere before anything is built, and when any process fails, every process
+ * returns a failure: the one at fault its own status and message, the others
+ * #GTSTORAGE_ERROR_COMMUNICATION with a message naming the first process that failed and its
+ * message. So a bad argument on one rank never leaves the others waiting. (A decomposition
+ * handle that is invalid on one rank only cannot be made collective: that rank returns at once.)
+ *
+ * **Halo exchange.** A decomposition splits up to three labelled dims (I, J and optionally K) of
+ * a global domain over a Cartesian grid of processes. Every process holds its block of a field as
+ * a storage whose interior (shape minus halo) is its local extent and whose halo is filled from the
+ * neighbours: faces only (#GTSTORAGE_EXCHANGE_STAR) or faces, edges and corners
+ * (#GTSTORAGE_EXCHANGE_BOX) from the diagonal neighbours too. An exchange is bound once to any
+ * number of storages (any dtype, layout, padding, preset; wrapped memory and views that have a
+ * halo; host, device, mirrored or unified memory) and then run every time step with
+ * gtstorage_exchange_start() / gtstorage_exchange_wait() (computation can go on in between), or
+ * gtstorage_exchange_run(). Everything is built once: derived datatypes from the storages' byte
+ * strides, persistent requests, pack buffers; a step allocates nothing. Each step sends one
+ * message per neighbouring direction carrying every field (plus one of device memory per
+ * direction when device halos go to a GPU-aware MPI directly). Dims that are not decomposed (K
+ * when only I and J are, data dims) are exchanged whole, halo included.
+ */
+#ifndef GTSTORAGE_GTSTORAGE_MPI_H
+#define GTSTORAGE_GTSTORAGE_MPI_H
+
+#include "gtstorage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ============================================================================================== */
+/** @name Version and limits */
+/** @{ */
+
+/** Version of the loaded libgtstorage_mpi, encoded like #GTSTORAGE_VERSION_NUMBER (the
+ *  component has the version of the core library it was built with). */
+GTSTORAGE_API uint32_t gtstorage_mpi_version(void);
+
+/** Largest number of decomposed dims (I, J, K). */
+#define GTSTORAGE_MPI_MAX_DIMS 3
+/** Number of neighbouring directions of a 3-D decomposition (3^3 - 1). */
+#define GTSTORAGE_MPI_MAX_DIRECTIONS 26
+/** The `comm` of #GTSTORAGE_DECOMP_OPTIONS_INIT: no communicator (it must be set). */
+#define GTSTORAGE_MPI_COMM_UNSET INT64_MIN
+
+/** @} */
+
+/* ============================================================================================== */
+/** @name Decomposition */
+/** @{ */
+
+/** Handle of a decomposition (same scheme as ::gtstorage_handle; 0 is never valid). */
+typedef uint64_t gtstorage_decomp;
+
+/** Parameters of gtstorage_decomp_create(). Start from #GTSTORAGE_DECOMP_OPTIONS_INIT. */
+typedef struct gtstorage_decomp_options {
+  uint32_t struct_size; /**< sizeof(gtstorage_decomp_options). */
+  /** Number of decomposed dims, 1 … #GTSTORAGE_MPI_MAX_DIMS. */
+  uint32_t ndim;
+  /** Fortran handle of the communicator (see the table at the top); required. The caller's
+   *  communicator is duplicated, never modified. */
+  int64_t comm;
+  /** Labels of the decomposed dims, in grid order: one character each ("IJ", "IJK", "J") or
+   *  comma separated; each of I, J, K at most once. NULL = "IJK"[:ndim]. */
+  const char* dims;
+  /** ndim process counts of the grid; an entry 0 is chosen by `MPI_Dims_create`; NULL = all 0.
+   *  The product must equal the communicator's size. */
+  const int32_t* proc_dims;
+  /** ndim flags: non-zero = periodic in that dim; NULL = none is periodic. */
+  const int32_t* periodic;
+  /** Non-zero: `MPI_Cart_create` may renumber the processes (query the new rank with
+   *  gtstorage_decomp_get_info()). */
+  int32_t reorder;
+  int32_t reserved; /**< Must be 0. */
+} gtstorage_decomp_options;
+
+/** Initializer for ::gtstorage_decomp_options (2-D, not periodic; comm must be set). */
+#define GTSTORAGE_DECOMP_OPTIONS_INIT \
+  { sizeof(gtstorage_decomp_options), 2, GTSTORAGE_MPI_COMM_UNSET, NULL, NULL, NULL, 0, 0 }
+
+/** As gtstorage_create_options_init_sized(), for ::gtstorage_decomp_options and the defaults of
+ *  #GTSTORAGE_DECOMP_OPTIONS_INIT. */
+GTSTORAGE_API int gtstorage_decomp_options_init_sized(gtstorage_decomp_options* options,
+                                                      size_t struct_size);
+
+/**
+ * Creates the Cartesian process grid of @p options over a duplicate of its communicator.
+ * **Collective.** Refused (on every process) when the communicator is not a valid intra-
+ * communicator (#GTSTORAGE_ERROR_INVALID_ARGUMENT), when MPI is not initialized or already
+ * finalized, or when the product of the process counts is not the number of processes.
+ * @return #GTSTORAGE_OK with a handle in @p *out (reference count 1).
+ */
+GTSTORAGE_API int gtstorage_decomp_create(const gtstorage_decomp_options* options,
+                                          gtstorage_decomp* out);
+
+/** Adds a reference to @p decomp. */
+GTSTORAGE_API int gtstorage_decomp_retain(gtstorage_decomp decomp);
+
+/** Drops a reference; the grid's communicator is freed when the last reference goes (exchanges
+ *  created from it hold one each). */
+GTSTORAGE_API int gtstorage_decomp_release(gtstorage_decomp decomp);
+
+/** What a decomposition is, as seen by the calling process. */
+typedef struct gtstorage_decomp_info {
+  uint32_t struct_size; /**< sizeof(gtstorage_decomp_info), set by the caller. */
+  uint32_t ndim;        /**< Number of decomposed dims. */
+  int32_t rank;         /**< This process's rank in the grid's communicator. */
+  int32_t size;         /**< Number of processes. */
+  int32_t proc_dims[GTSTORAGE_MPI_MAX_DIMS]; /**< Processes per decomposed dim. */
+  int32_t periodic[GTSTORAGE_MPI_MAX_DIMS];  /**< 1 where periodic. */
+  int32_t coords[GTSTORAGE_MPI_MAX_DIMS];    /**< This process's coordinates in the grid. */
+  int32_t reserved;
+  /** Labels of the decomposed dims ("I", "J", "K"), in grid order. */
+  char dims[GTSTORAGE_MPI_MAX_DIMS][GTSTORAGE_DIM_LABEL_SIZE];
+  /** Rank of the lower [0] and upper [1] neighbour per decomposed dim; -1 at the edge of a
+   *  dim that is not periodic. */
+  int32_t neighbors[GTSTORAGE_MPI_MAX_DIMS][2];
+  /** Fortran handle of the grid's Cartesian communicator, owned by the decomposition (valid
+   *  while it lives; do not free it). */
+  int64_t comm;
+} gtstorage_decomp_info;
+
+/** Initializer of ::gtstorage_decomp_info (an output struct: only struct_size matters). */
+#define GTSTORAGE_DECOMP_INFO_INIT \
+  { sizeof(gtstorage_decomp_info), 0, 0, 0, {0}, {0}, {0}, 0, {{0}}, {{0}}, 0 }
+
+/** Describes @p decomp in @p out (whose struct_size the caller sets). */
+GTSTORAGE_API int gtstorage_decomp_get_info(gtstorage_decomp decomp, gtstorage_decomp_info* out);
+
+/**
+ * The block of a global domain that process @p rank (-1 = the calling one) owns: for the @p n
+ * (= ndim) global extents @p global_shape of the decomposed dims, in grid order, writes the first
+ * global index (@p out_offset) and the extent (@p out_extent) of its block per dim. A dim of N
+ * points over p processes gives N / p points to each and one more to the first N % p (uneven
+ * splits are fine; an extent 0 is refused: every process must own at least one point).
+ */
+GTSTORAGE_API int gtstorage_decomp_local_extent(gtstorage_decomp decomp, int32_t rank,
+                                                const int64_t* global_shape, uint32_t n,
+                                                int64_t* out_offset, int64_t* out_extent);
+
+/** @} */
+
+/* ============================================================================================== */
+/** @name Halo exchange */
+/** @{ */
+
+/** Handle of a persistent halo exchange (same scheme as ::gtstorage_handle). */
+typedef uint64_t gtstorage_exchange;
+
+/** Which neighbours fill the halo. */
+typedef enum gtstorage_exchange_pattern {
+  /** Faces, edges and corners (PETSc's DMDA_STENCIL_BOX): every one of the 3^n - 1 neighbours. */
+  GTSTORAGE_EXCHANGE_BOX = 0,
+  /** Faces only (DMDA_STENCIL_STAR): the 2n neighbours along one dim; corners are not written. */
+  GTSTORAGE_EXCHANGE_STAR = 1
+} gtstorage_exchange_pattern;
+
+/** How host halo regions travel (device halos are always packed on the device). */
+typedef enum gtstorage_exchange_method {
+  /** Per field and direction: a datatype, except where the region is made of short runs
+   *  (e.g. the I faces of an I-contiguous field), which the library's copy kernels pack faster. */
+  GTSTORAGE_EXCHANGE_AUTO = 0,
+  /** MPI derived datatypes built from the storages' byte strides: no copy by the library. */
+  GTSTORAGE_EXCHANGE_DATATYPE = 1,
+  /** The library's copy kernels pack each region into a buffer (allocated once) and unpack it. */
+  GTSTORAGE_EXCHANGE_PACK = 2
+} gtstorage_exchange_method;
+
+/** Which side of a field with a host and a device copy (a mirror) is exchanged. */
+typedef enum gtstorage_exchange_side {
+  /** The current one, decided at every start: the device when it is modified or when both are
+   *  clean, the host when the host is modified. */
+  GTSTORAGE_EXCHANGE_SIDE_CURRENT = 0,
+  /** Always the host; a start while the device is modified fails (#GTSTORAGE_ERROR_SYNC_CONFLICT).
+   */
+  GTSTORAGE_EXCHANGE_SIDE_HOST = 1,
+  /** Always the device; a start while the host is modified fails (#GTSTORAGE_ERROR_SYNC_CONFLICT).
+   */
+  GTSTORAGE_EXCHANGE_SIDE_DEVICE = 2
+} gtstorage_exchange_side;
+
+/** Whether device halos are handed to MPI as device memory. */
+typedef enum gtstorage_gpu_aware {
+  /** As gtstorage_mpi_gpu_aware() says (`MPIX_Query_cuda_support()`, overridden by the
+   *  environment variable GTSTORAGE_MPI_GPU_AWARE=0/1); all processes must agree. */
+  GTSTORAGE_GPU_AWARE_AUTO = -1,
+  /** Stage the packed halo bytes (only those) through pinned host memory. */
+  GTSTORAGE_GPU_AWARE_NO = 0,
+  /** Pass device buffers to MPI (a CUDA-aware MPI, or the emulated device whose memory is host
+   *  memory). */
+  GTSTORAGE_GPU_AWARE_YES = 1
+} gtstorage_gpu_aware;
+
+/** Parameters of gtstorage_exchange_create(). Start from #GTSTORAGE_EXCHANGE_OPTIONS_INIT. */
+typedef struct gtstorage_exchange_options {
+  uint32_t struct_size; /**< sizeof(gtstorage_exchange_options). */
+  uint32_t reserved;    /**< Must be 0. */
+  /** 2 * ndim widths in elements, (lower, upper) per decomposed dim in grid order: how many
+   *  points of each side of the halo are filled. Each must be at most every field's halo on
+   *  that side and its interior extent. NULL = each field's own halo. */
+  const int64_t* width;
+  int32_t pattern;   /**< A ::gtstorage_exchange_pattern. */
+  int32_t method;    /**< A ::gtstorage_exchange_method. */
+  int32_t side;      /**< A ::gtstorage_exchange_side. */
+  int32_t gpu_aware; /**< A ::gtstorage_gpu_aware value. */
+} gtstorage_exchange_options;
+
+/** Initializer for ::gtstorage_exchange_options (faces, edges and corners; each field's halo). */
+#define GTSTORAGE_EXCHANGE_OPTIONS_INIT                                                           \
+  {                                                                                               \
+    sizeof(gtstorage_exchange_options), 0, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO, \
+        GTSTORAGE_EXCHANGE_SIDE_CURRENT, GTSTORAGE_GPU_AWARE_AUTO                                 \
+  }
+
+/** As gtstorage_create_options_init_sized(), for ::gtstorage_exchange_options. */
+GTSTORAGE_API int gtstorage_exchange_options_init_sized(gtstorage_exchange_options* options,
+                                                        size_t struct_size);
+
+/**
+ * Binds a persistent exchange of the halos of @p nfields storages over @p decomp (1 … 4096 fields;
+ * @p options may be NULL for the defaults). **Collective.** Each field must be a storage or view
+ * whose dims labels include every decomposed dim and that is not read-only; its halo on each
+ * side of a decomposed dim must be at least the width exchanged there, and its interior extent
+ * at least the widths (a neighbour's neighbour is never needed). Fields may differ in every
+ * other respect. Neighbouring processes must agree, field by field, on the dtype, the layout
+ * (stride order), the extents of the regions they exchange (the interior extents of the dims
+ * along the shared face) and whether the field has device memory: this is checked with the
+ * neighbours, and a mismatch fails on every process with a message naming the field, the
+ * direction and both shapes. Each field is retained (gtstorage_retain()) until the exchange is
+ * released, so releasing a field's handle while it is bound is safe.
+ * @return #GTSTORAGE_OK with a handle in @p *out.
+ */
+GTSTORAGE_API int gtstorage_exchange_create(gtstorage_decomp decomp, const gtstorage_handle* fields,
+                                            uint32_t nfields,
+                                            const gtstorage_exchange_options* options,
+                                            gtstorage_exchange* out);
+
+/**
+ * Starts one exchange: picks each field's side from its sync state (see
+ * ::gtstorage_exchange_side; a conflict fails here, before anything is posted), packs what is
+ * packed (on the device for device halos, on the field's stream), and posts every receive and
+ * send. Returns without waiting for the neighbours. Starting an exchange that is in flight is
+ * #GTSTORAGE_ERROR_INVALID_ARGUMENT. Between start and wait, the halos of the bound fields and
+ * the interior points next to them must not be written.
+ */
+GTSTORAGE_API int gtstorage_exchange_start(gtstorage_exchange exchange);
+
+/**
+ * Completes the exchange gtstorage_exchange_start() began: waits for every message, unpacks, and
+ * marks the exchanged side of each field modified (gtstorage_modify(): a mirror's other side is
+ * then stale, as after any write). Device halos are in place when it returns.
+ */
+GTSTORAGE_API int gtstorage_exchange_wait(gtstorage_exchange exchange);
+
+/** Non-blocking wait: if every message has arrived, completes the exchange as
+ *  gtstorage_exchange_wait() and sets @p *out_done to 1, else sets it to 0. */
+GTSTORAGE_API int gtstorage_exchange_test(gtstorage_exchange exchange, int32_t* out_done);
+
+/** gtstorage_exchange_start() then gtstorage_exchange_wait(). */
+GTSTORAGE_API int gtstorage_exchange_run(gtstorage_exchange exchange);
+
+/** Releases an exchange: completes it first if it is in flight, then frees its requests,
+ *  datatypes and buffers and releases its fields and decomposition. */
+GTSTORAGE_API int gtstorage_exchange_release(gtstorage_exchange exchange);
+
+/** What an exchange does per step, as built on the calling process. */
+typedef struct gtstorage_exchange_info {
+  uint32_t struct_size; /**< sizeof(gtstorage_exchange_info), set by the caller. */
+  uint32_t nfields;     /**< Fields bound. */
+  int32_t pattern;      /**< The ::gtstorage_exchange_pattern. */
+  int32_t gpu_aware;    /**< 1 if device halos go to MPI as device memory, 0 if staged. */
+  int32_t in_flight;    /**< 1 between start and wait. */
+  int32_t directions;   /**< Directions with a neighbour (MPI_PROC_NULL ones not counted). */
+  int32_t messages;     /**< Messages sent per step (as many are received). */
+  /** Field × direction regions sent as MPI datatypes, and packed by the library, per step. */
+  int32_t datatype_regions;
+  int32_t packed_regions;
+  int32_t reserved;
+  int64_t bytes_sent;     /**< Halo bytes sent per step. */
+  int64_t bytes_received; /**< Halo bytes received per step. */
+  /** Bytes the last completed step moved from device to pinned host memory and back for staging
+   *  (0 with a GPU-aware MPI or without device fields): the packed halo bytes only. */
+  int64_t staged_d2h_bytes;
+  int64_t staged_h2d_bytes;
+  int64_t steps; /**< Exchanges completed. */
+} gtstorage_exchange_info;
+
+/** Initializer of ::gtstorage_exchange_info (an output struct: only struct_size matters). */
+#define GTSTORAGE_EXCHANGE_INFO_INIT \
+  { sizeof(gtstorage_exchange_info), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+/** Describes @p exchange in @p out (whose struct_size the caller sets). */
+GTSTORAGE_API int gtstorage_exchange_get_info(gtstorage_exchange exchange,
+                                              gtstorage_exchange_info* out);
+
+/** 1 in @p *out_aware if this MPI passes device memory (`MPIX_Query_cuda_support()` where the MPI
+ *  has it, else 0), unless GTSTORAGE_MPI_GPU_AWARE=0 or 1 says otherwise. Needs MPI initialized
+ *  only for the query itself. */
+GTSTORAGE_API int gtstorage_mpi_gpu_aware(int32_t* out_aware);
+
+/** @} */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GTSTORAGE_GTSTORAGE_MPI_H */
