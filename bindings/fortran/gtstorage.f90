@@ -155,7 +155,8 @@ module gtstorage
             gtstorage_last_error, gtstorage_last_status, gtstorage_set_error_mode, &
             gtstorage_error_mode, gtstorage_status_name, gtstorage_version, &
             gtstorage_version_string, gtstorage_preset_names, gtstorage_device_count, &
-            gtstorage_set_device_backend, gtstorage_c_string
+            gtstorage_set_device_backend, gtstorage_c_string, gtstorage_finish_call, &
+            gtstorage_fail_call
 
   !> Fills every element of a storage with a value converted to its dtype.
   interface gtstorage_fill
@@ -280,6 +281,26 @@ contains
     call gtstorage_fortran_set_error(to_c(where//": "//message))
     call finish(st, status, where)
   end subroutine fail
+
+  !> For modules layered on this one (gtstorage_mpi): ends a call that returned the C status st
+  !> exactly as the procedures of this module do (status= if present, else the error mode; the
+  !> message is the C library's, named after `where`).
+  subroutine gtstorage_finish_call(st, status, where)
+    integer(c_int), intent(in) :: st
+    integer, intent(out), optional :: status
+    character(*), intent(in) :: where
+    call gtstorage_fortran_clear_error()
+    call finish(st, status, where)
+  end subroutine gtstorage_finish_call
+
+  !> For modules layered on this one: fails a call with an argument error found in Fortran,
+  !> before any C call ("where: message", status st).
+  subroutine gtstorage_fail_call(st, message, status, where)
+    integer(c_int), intent(in) :: st
+    character(*), intent(in) :: message, where
+    integer, intent(out), optional :: status
+    call fail(st, message, status, where)
+  end subroutine gtstorage_fail_call
 
   !> (lower, upper) pairs as the C API wants them from `halo`: ndim values (the same width on
   !> both sides) or 2*ndim values (lower, upper per dimension). ok = .false. for any other size.
