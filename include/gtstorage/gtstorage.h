@@ -921,8 +921,9 @@ GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle,
  * - A per-process limit on the bytes kept (not in use) per memory: by default 1/8 of the
  *   machine's memory for pageable and pinned host memory and 1/4 of each device's memory for a
  *   device; the environment variable `GTSTORAGE_POOL_LIMIT` (bytes, optional K/M/G/T suffix,
- *   powers of 1024) sets all of them at start, `GTSTORAGE_POOL=0` turns pooling off.
- *   A release beyond the limit frees the least recently kept blocks.
+ *   powers of 1024; a value not of that form is ignored) sets all of them at start,
+ *   `GTSTORAGE_POOL=0` turns pooling off. A release beyond the limit frees the least recently
+ *   kept blocks.
  * - Thread-safe. Live counts (gtstorage_stats.host_bytes, device_bytes) count storages' memory
  *   only, never kept blocks; after gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0) with no storage
  *   alive, held_bytes is 0 everywhere.
