@@ -38,7 +38,9 @@ void usage(FILE* f) {
                "  --json-only   print only the JSON object (no summary on stderr)\n"
                "  --reps N      timed repetitions per figure, median reported (default 7)\n"
                "  --size S      field extents, e.g. 512x512x128 (default)\n"
-               "  --device      add device figures when a device backend has a device\n");
+               "  --device      add device figures (transfers, copy, fill, pooled vs unpooled\n"
+               "                allocation) when a device backend has a device; without a GPU,\n"
+               "                GTSTORAGE_DEVICE_BACKEND=emulated runs them on the emulated one\n");
 }
 
 bool parse_size(const char* s, config& cfg) {

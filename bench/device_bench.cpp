@@ -8,7 +8,11 @@
 //                  (I-first "gt:gpu" -> K-first), against a device-to-device cudaMemcpy of
 //                  the same element bytes;
 //   fill           gtstorage_fill_double on a device-only "gt:gpu" field (padded rows, not a
-//                  memset-able block), against cudaMemset of the same element bytes.
+//                  memset-able block), against cudaMemset of the same element bytes;
+//   pool           create + release of a device-only field (1 MiB, and the benchmark's field)
+//                  from the device pool against the same with the pool off (limit 0), with the
+//                  pool's hits and misses of each, which show that the pooled rounds reuse one
+//                  block and the unpooled ones never do (wall clock: allocation is host work).
 // Baselines run in the same process on the same device right before the library figure; the
 // ratio is baseline time / library time (1.0 = as fast as the runtime's own call). Each figure
 // is the median of cfg.reps CUDA-event-timed runs on the legacy default stream, which is where
@@ -74,6 +78,83 @@ class timer {
  private:
   bool events_;
 };
+
+// Pooled vs unpooled create + release of a device-only field of @p shape (see pool_figures).
+json_object pool_figure(const config& cfg, const int64_t* shape, gtstorage_handle waiter,
+                        int64_t limit, json_object& out) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = shape;
+  o.preset = "gt:gpu";
+  o.device = GTSTORAGE_DEVICE_GPU;
+  o.init = GTSTORAGE_INIT_UNINITIALIZED;
+  json_object f;
+  int status = GTSTORAGE_OK;
+  auto round = [&] {
+    gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
+    if (status == GTSTORAGE_OK) status = gtstorage_create(&o, &h);
+    if (status == GTSTORAGE_OK) status = gtstorage_release(h);
+    if (status == GTSTORAGE_OK) status = gtstorage_wait_stream(waiter, 0);
+  };
+  auto counters = [&] {
+    gtstorage_pool_stats s = GTSTORAGE_POOL_STATS_INIT;
+    if (status == GTSTORAGE_OK) status = gtstorage_pool_get_stats(GTSTORAGE_MEMORY_DEVICE, &s);
+    return s;
+  };
+  const int rounds = 20;
+  int64_t bytes = 8;
+  for (int d = 0; d < 3; ++d) bytes *= shape[d];
+  f.integer("bytes", bytes);
+  f.integer("rounds_per_sample", rounds);
+  const gtstorage_pool_stats p0 = counters();
+  const double t_pooled = median_time(cfg.reps, [&] {
+    for (int i = 0; i < rounds; ++i) round();
+  });
+  const gtstorage_pool_stats p1 = counters();
+  if (status == GTSTORAGE_OK) status = gtstorage_pool_set_limit(GTSTORAGE_MEMORY_DEVICE, 0);
+  const double t_unpooled = median_time(cfg.reps, [&] {
+    for (int i = 0; i < rounds; ++i) round();
+  });
+  const gtstorage_pool_stats p2 = counters();
+  const int restored = gtstorage_pool_set_limit(GTSTORAGE_MEMORY_DEVICE, limit);
+  if (status == GTSTORAGE_OK) status = restored;
+  if (!ok(status, "device pool create + release", out)) return f;
+  f.number("pooled_us", t_pooled / rounds * 1e6, 2);
+  f.number("unpooled_us", t_unpooled / rounds * 1e6, 2);
+  f.number("unpooled_over_pooled", t_unpooled / t_pooled, 2);
+  f.integer("pooled_hits", p1.hits - p0.hits);
+  f.integer("pooled_misses", p1.misses - p0.misses);
+  f.integer("unpooled_hits", p2.hits - p1.hits);
+  f.integer("unpooled_misses", p2.misses - p1.misses);
+  return f;
+}
+
+// Device pool figures: each round creates and releases a device-only field and then waits for
+// the legacy stream, where the release is queued (a time step's end; through a small storage kept
+// for that), so a pooled round finds the released block on every backend, the emulated one
+// included, whose runtime runs queued work only when something waits for it.
+json_object pool_figures(const config& cfg, json_object& out) {
+  json_object p;
+  gtstorage_pool_stats s = GTSTORAGE_POOL_STATS_INIT;
+  if (!ok(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_DEVICE, &s), "gtstorage_pool_get_stats", out))
+    return p;
+  p.integer("limit_bytes", s.limit_bytes);  // 0: pooling is off (GTSTORAGE_POOL=0)
+  gtstorage_create_options w = GTSTORAGE_CREATE_OPTIONS_INIT;
+  const int64_t one[1] = {1};
+  w.ndim = 1;
+  w.shape = one;
+  w.preset = "gt:gpu";
+  w.device = GTSTORAGE_DEVICE_GPU;
+  gtstorage_handle waiter = GTSTORAGE_NULL_HANDLE;
+  if (!ok(gtstorage_create(&w, &waiter), "gtstorage_create (device, 1 element)", out)) return p;
+  const int64_t mib[3] = {64, 64, 32};
+  const int64_t field[3] = {cfg.ni, cfg.nj, cfg.nk};
+  p.object("field_1mib", pool_figure(cfg, mib, waiter, s.limit_bytes, out));
+  p.object("field", pool_figure(cfg, field, waiter, s.limit_bytes, out));
+  gtstorage_release(waiter);
+  gtstorage_pool_trim(GTSTORAGE_MEMORY_DEVICE, 0);
+  return p;
+}
 
 json_object figure(double bytes, double t_lib, double t_base, double target) {
   json_object o;
@@ -262,6 +343,8 @@ bool device_bench(const config& cfg, json_object& out) {
   }
   gtstorage_release(dst);
   gtstorage_release(src);
+
+  out.object("pool", pool_figures(cfg, out));
   return true;
 }
 

@@ -1,7 +1,7 @@
 // Pool figures of gtstorage-bench (issue 10, point 3): a time-loop temporary (create + zeros +
 // release of the whole field) against a memset of the same bytes, a fresh first allocation with
-// and without the pool, small create + release, and device allocation pooled vs unpooled on the
-// active device backend. Every ratio comes from interleaved repetitions of one run.
+// and without the pool, small create + release (device allocation pooled vs unpooled is part of
+// --device, device_bench.cpp). Every ratio comes from interleaved repetitions of one run.
 #include <cstring>
 #include <memory>
 #include <string>
@@ -130,30 +130,7 @@ void pool_bench(const config& cfg, json_object& j, json_object& targets) {
   p.number("create_release_64k_pooled_ns", mid_ns, 1);
   p.number("create_release_64k_pool_off_ns", mid_off_ns, 1);
 
-  // --- device: pooled vs unpooled create + release of a 1 MiB field on the active backend.
-  int32_t ndev = 0;
-  char backend[32] = "";
-  if (gtstorage_device_count(&ndev) == GTSTORAGE_OK && ndev > 0 &&
-      gtstorage_get_device_backend(backend, sizeof backend) == GTSTORAGE_OK) {
-    gtstorage_pool_stats ds = GTSTORAGE_POOL_STATS_INIT;
-    check(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_DEVICE, &ds), "gtstorage_pool_get_stats");
-    const int64_t dev_shape[3] = {64, 64, 32};
-    const gtstorage_create_options dev_o =
-        options(dev_shape, 3, "gt:gpu", GTSTORAGE_INIT_UNINITIALIZED);
-    const double pooled_ns = per_call_ns(reps, 200, dev_o);
-    check(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_DEVICE, 0), "gtstorage_pool_set_limit");
-    const double unpooled_ns = per_call_ns(reps, 200, dev_o);
-    check(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_DEVICE, ds.limit_bytes),
-          "gtstorage_pool_set_limit");
-    json_object d;
-    d.string("backend", backend);
-    d.number("create_release_1mib_pooled_us", pooled_ns / 1e3, 2);
-    d.number("create_release_1mib_unpooled_us", unpooled_ns / 1e3, 2);
-    d.number("unpooled_over_pooled", unpooled_ns / pooled_ns, 2);
-    p.object("device", d);
-  } else {
-    p.null("device");
-  }
+  // Device allocation pooled vs unpooled: the "pool" object of --device (device_bench.cpp).
   check(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0), "gtstorage_pool_trim");
   j.object("pools", p);
 

@@ -27,10 +27,20 @@ PY
 echo "clang-tidy ($("$tidy" --version | grep -m1 -o 'version [0-9.]*')) on ${#files[@]} files of src/"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-printf '%s\n' "${files[@]}" | xargs -P "${JOBS:-2}" -n 4 "$tidy" -p "$build" --quiet >"$log" 2>&1 || true
+# clang-tidy exits 0 with findings that are warnings; a nonzero status (xargs: 123 when a run
+# exited 1-125, 124 at 255, 125 on a signal, 126/127 when it could not run) without a finding
+# in the log is a crash or a tool error, and fails too (tests/lint: lint.clang_tidy_script).
+status=0
+printf '%s\n' "${files[@]}" | xargs -P "${JOBS:-2}" -n 4 "$tidy" -p "$build" --quiet >"$log" 2>&1 ||
+  status=$?
 if grep -q "warning:\|error:" "$log"; then
   grep -A3 "warning:\|error:" "$log"
   echo "clang-tidy: $(grep -c "warning:\|error:" "$log") finding(s)"
+  exit 1
+fi
+if ((status != 0)); then
+  tail -n 40 "$log"
+  echo "clang-tidy: failed (status $status) without a finding: a crash or a tool error"
   exit 1
 fi
 echo "clang-tidy: no findings"

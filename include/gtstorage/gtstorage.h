@@ -830,7 +830,9 @@ GTSTORAGE_API int gtstorage_wait_stream(gtstorage_handle handle, uint64_t stream
 /** Current ::gtstorage_sync_state in @p *out_state. */
 GTSTORAGE_API int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state);
 
-/** Stream that descriptors of @p handle report and the functions above use for stream 0. */
+/** Stream that descriptors of @p handle report and the functions above use for stream 0. The
+ *  storage's device memory is released (and, pooled, reused) only after the work queued on
+ *  every stream its handles were given before its last release. */
 GTSTORAGE_API int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream);
 
 /** **Deprecated** (use gtstorage_sync_to(), gtstorage_modify(), gtstorage_need_sync(),
@@ -954,15 +956,17 @@ GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle,
  *   library, one per device, freed with cudaFreeAsync on the storage's stream), whose release
  *   threshold is the limit, so memory is not returned to the device at every synchronization.
  *   Reuse follows stream order: a block is handed out again only after the work queued before
- *   its release on that stream. Work on other streams that still uses a storage must be waited
- *   for (gtstorage_wait_stream()) before its last release, as with
- *   any stream-ordered allocator. Without pool support (old driver, HIP without pools) device
- *   memory is not pooled.
+ *   its last release on the stream it was allocated on and on every stream its handles were
+ *   given (gtstorage_set_stream()). Work on other streams that still uses a storage must be
+ *   waited for (gtstorage_wait_stream()) before its last release, as with any stream-ordered
+ *   allocator. Without pool support (old driver, HIP without pools) device memory is not
+ *   pooled.
  * - A per-process limit on the bytes kept (not in use) per memory: by default 1/8 of the
  *   machine's memory for pageable and pinned host memory and 1/4 of each device's memory for a
  *   device; the environment variable `GTSTORAGE_POOL_LIMIT` (bytes, optional K/M/G/T suffix,
- *   powers of 1024) sets all of them at start, `GTSTORAGE_POOL=0` turns pooling off.
- *   A release beyond the limit frees the least recently kept blocks.
+ *   powers of 1024; a value not of that form is ignored) sets all of them at start,
+ *   `GTSTORAGE_POOL=0` turns pooling off. A release beyond the limit frees the least recently
+ *   kept blocks.
  * - Thread-safe. Live counts (gtstorage_stats.host_bytes, device_bytes) count storages' memory
  *   only, never kept blocks; after gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0) with no storage
  *   alive, held_bytes is 0 everywhere.

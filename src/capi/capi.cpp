@@ -594,7 +594,11 @@ int gtstorage_touch(gtstorage_handle handle, int32_t side) {
 }
 
 int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream) {
-  return guarded([&] { table().get(handle).stream = stream; });
+  return guarded([&] {
+    gts::storage& st = table().get(handle);
+    st.buffers->note_stream(stream);
+    st.stream = stream;
+  });
 }
 
 int gtstorage_device_count(int32_t* out_count) {

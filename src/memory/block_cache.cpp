@@ -180,9 +180,12 @@ int64_t pool_limit_from_environment(int64_t default_bytes) noexcept {
   }
   const char* text = std::getenv("GTSTORAGE_POOL_LIMIT");
   if (text == nullptr || *text == '\0') return default_bytes;
+  // strtoull accepts a sign after leading blanks (" -5" would wrap to a huge limit): a value
+  // with a '-' anywhere is not a size.
+  if (std::strchr(text, '-') != nullptr) return default_bytes;
   char* end = nullptr;
   const unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text || text[0] == '-') return default_bytes;
+  if (end == text) return default_bytes;
   int shift = 0;
   switch (std::toupper(static_cast<unsigned char>(*end))) {
     case '\0':

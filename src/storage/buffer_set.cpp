@@ -36,6 +36,7 @@ buffer_set::~buffer_set() {
     }
     pending_ = false;
   }
+  order_release_after_streams();
   for (side_buffer* b : {&host, &device}) {
     switch (b->owner) {
       case side_owner::host_block:
@@ -54,6 +55,58 @@ buffer_set::~buffer_set() {
   }
   if (release != nullptr) release(release_user_data);
   stats().live_buffers.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void buffer_set::note_stream(uint64_t stream) {
+  if (stream == default_stream) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (const uint64_t s : streams_) {
+    if (s == stream) return;
+  }
+  if (streams_.size() < max_noted_streams) {
+    streams_.push_back(stream);
+  } else {
+    many_streams_ = true;
+  }
+}
+
+// Backend-owned device memory goes back to the device's stream-ordered pool (or to the runtime)
+// on default_stream, the stream it was allocated on. Work the application queued on the other
+// streams its handles were given (gtstorage_set_stream) may still use it: the release waits for
+// that work on the device (an event recorded on each such stream, waited for by default_stream),
+// so the block is reused only after it. Where an event cannot be used (a stream of another
+// device, a destroyed stream), the host waits for the stream, else for the whole device.
+void buffer_set::order_release_after_streams() noexcept {
+  if (device.owner != side_owner::backend || backend == nullptr) return;
+  if (many_streams_) {
+    try {
+      backend->synchronize_device(device.device_id);
+    } catch (...) {
+    }
+    return;
+  }
+  for (const uint64_t s : streams_) {
+    try {
+      const uint64_t event = backend->create_event(device.device_id);
+      try {
+        backend->record_event(event, s);
+        backend->wait_event(default_stream, event);
+      } catch (...) {
+        backend->destroy_event(event);
+        throw;
+      }
+      backend->destroy_event(event);
+    } catch (...) {
+      try {
+        backend->synchronize(s);
+      } catch (...) {
+        try {
+          backend->synchronize_device(device.device_id);
+        } catch (...) {
+        }
+      }
+    }
+  }
 }
 
 void buffer_set::wait_pending() {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "device/device_backend.hpp"
 #include "kernels/strided_array.hpp"
@@ -96,9 +97,18 @@ class buffer_set {
   void wait_pending();
   /// Applies one sync operation. Thread-safe.
   void sync(sync_op op, bool force, uint64_t stream, bool wait);
+  /// Records that a handle of this set was given @p stream (gtstorage_set_stream): the release
+  /// of backend-owned device memory is ordered after the work queued on it. Thread-safe.
+  void note_stream(uint64_t stream);
 
  private:
   void copy_side(side to, uint64_t stream);  // requires lock
+  void order_release_after_streams() noexcept;
+  /// Streams other than default_stream that handles of this set were given (at most
+  /// max_noted_streams; beyond that, many_streams_ and the release waits for the device).
+  static constexpr std::size_t max_noted_streams = 8;
+  std::vector<uint64_t> streams_;
+  bool many_streams_ = false;
   mutable std::mutex mutex_;
   sync_state state_ = sync_state::clean;
   bool pending_ = false;  // an async transfer may still be running on pending_stream_

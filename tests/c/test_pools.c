@@ -1,11 +1,13 @@
 /* Memory pools through the public API: reuse of released blocks (same address, counted as a
  * hit), the waste bound, zeros on a recycled block, uninitialized storages on a recycled block,
  * limits, trim back to zero held bytes, threads, the 1.0-sized gtstorage_stats, bad input, and
- * the device pool on the emulated device (the real GPU backend over the simulated runtime). */
+ * the device pool on the emulated device (the real GPU backend over the simulated runtime), and
+ * the limits GTSTORAGE_POOL_LIMIT sets (valid sizes with units, values that are ignored). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_common.h"
 
@@ -338,8 +340,50 @@ static void environment_turns_pools_off(void** state) {
   assert_int_equal(s.hits, 0);
 }
 
+/* Run with GTSTORAGE_POOL_LIMIT set (tests/c/CMakeLists.txt, c.test_pools_env_limit.*) and
+ * GTSTORAGE_TEST_EXPECT_LIMIT the limit every pool must start with: a number of bytes, "max"
+ * (INT64_MAX: a value beyond the range) or "default" (the value was ignored: 1/8 of physical
+ * memory for pageable and pinned host memory, 1/4 of the device's memory, which is 64 GiB on the
+ * emulated device). The host pool then keeps a released 1 MiB block only if the limit allows. */
+static void environment_sets_the_limit(void** state) {
+  (void)state;
+  const char* want = getenv("GTSTORAGE_TEST_EXPECT_LIMIT");
+  const char* text = getenv("GTSTORAGE_POOL_LIMIT");
+  int64_t host, device;
+  assert_non_null(want);
+  if (strcmp(want, "default") == 0) {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    assert_true(pages > 0 && page > 0);
+    host = (int64_t)pages * page / 8;
+    device = (INT64_C(64) << 30) / 4;
+  } else if (strcmp(want, "max") == 0) {
+    host = device = INT64_MAX;
+  } else {
+    host = device = strtoll(want, NULL, 10);
+  }
+  if (pool(GTSTORAGE_MEMORY_HOST).limit_bytes != host)
+    fail_msg("GTSTORAGE_POOL_LIMIT='%s': host limit %lld, expected %lld (%s)",
+             text ? text : "(unset)", (long long)pool(GTSTORAGE_MEMORY_HOST).limit_bytes,
+             (long long)host, want);
+  if (have_device()) {
+    assert_int_equal(pool(GTSTORAGE_MEMORY_PINNED_HOST).limit_bytes, host);
+    assert_int_equal(pool(GTSTORAGE_MEMORY_DEVICE).limit_bytes, device);
+  }
+  const int64_t shape[1] = {1 << 17}; /* 1 MiB */
+  gtstorage_handle a = make(shape, 1, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  GTS_OK(gtstorage_release(a));
+  const gtstorage_pool_stats s = pool(GTSTORAGE_MEMORY_HOST);
+  assert_int_equal(s.held_bytes > 0, host >= (INT64_C(1) << 20));
+  assert_true(s.held_bytes <= host);
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+}
+
 int main(void) {
   const char* env = getenv("GTSTORAGE_POOL");
+  if (getenv("GTSTORAGE_TEST_EXPECT_LIMIT") != NULL) {
+    const struct CMUnitTest limit[] = {cmocka_unit_test(environment_sets_the_limit)};
+    return cmocka_run_group_tests(limit, gts_group_setup, gts_group_teardown);
+  }
   if (env != NULL && strcmp(env, "0") == 0) {
     const struct CMUnitTest off[] = {cmocka_unit_test(environment_turns_pools_off)};
     return cmocka_run_group_tests(off, gts_group_setup, gts_group_teardown);

@@ -537,6 +537,121 @@ void scalars_empties_and_odd_alignments() {
   CHECK(after.handles == before.handles && after.buffers == before.buffers);
 }
 
+// ------------------------------------------------------------------------------------------------
+// Issue 10: the device pool's reuse follows stream order, seen through storages
+
+// A device storage whose stream is A is released while the application's copy on A still reads
+// it (the simulator runs queued work only when something waits for it); the device then reaches
+// the release (the legacy stream, where created storages allocate, is waited for, as a real GPU
+// would run it at once) and a new storage of the same size is created and written on stream B.
+// B is waited for first, then A: A's copy must still read the released storage's own values. A
+// release that went back to the pool without waiting for A (a free queued where A's work is not
+// ordered before it, or a block kept at once) hands the same block to the new storage, B's fill
+// overwrites it before A's copy runs, and the copy reads 2.0 instead of 1.0.
+void device_pool_reuse_follows_stream_order() {
+  fresh();
+  const int64_t big[3] = {64, 64, 32};  // 1 MiB of f8; gt:gpu pads nothing (64 = 2 x 32)
+  constexpr int64_t n = 64 * 64 * 32;
+  const auto bytes = static_cast<std::size_t>(n * 8);
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = big;
+  o.preset = "gt:gpu";
+  o.device = GTSTORAGE_DEVICE_GPU;
+  o.managed = GTSTORAGE_MANAGED_NONE;
+  o.init = GTSTORAGE_INIT_UNINITIALIZED;
+  auto read = [&](gtstorage_handle h) {
+    std::vector<double> v(static_cast<std::size_t>(n), -999.0);
+    gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+    a.ndim = 3;
+    a.data = v.data();
+    a.shape = big;
+    GTS_OK(gtstorage_copy_to_array(&a, h));
+    return v;
+  };
+  auto wait_legacy = [] { CHECK(sim::cudaStreamSynchronize(nullptr) == sim::cudaSuccess); };
+  // Empty pools, nothing queued.
+  CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  for (const unsigned flags : {sim::cudaStreamNonBlocking, sim::cudaStreamDefault}) {
+    sim::cudaStream_t sa = nullptr, sb = nullptr;
+    CHECK(sim::cudaStreamCreateWithFlags(&sa, flags) == sim::cudaSuccess);
+    CHECK(sim::cudaStreamCreateWithFlags(&sb, flags) == sim::cudaSuccess);
+    gtstorage_pool_stats first = GTSTORAGE_POOL_STATS_INIT;
+    GTS_OK(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_DEVICE, &first));
+    void* scratch = nullptr;
+    CHECK(sim::cudaMalloc(&scratch, bytes) == sim::cudaSuccess);
+    CHECK(sim::cudaMemsetAsync(scratch, 0, bytes, sa) == sim::cudaSuccess);
+
+    gtstorage_handle a = 0;
+    GTS_OK(gtstorage_create(&o, &a));
+    GTS_OK(gtstorage_set_stream(a, reinterpret_cast<uint64_t>(sa)));
+    GTS_OK(gtstorage_fill_double(a, 1.0));
+    CHECK(sim::cudaStreamSynchronize(sa) == sim::cudaSuccess);
+    const gtstorage_interface_info ia = describe(a, GTSTORAGE_SIDE_DEVICE);
+    CHECK(ia.byte_offset == 0 && ia.nbytes == static_cast<int64_t>(bytes));
+    // The application's copy on A, still queued when the storage is released.
+    CHECK(sim::cudaMemcpyAsync(scratch, ia.data, bytes, sim::cudaMemcpyDeviceToDevice, sa) ==
+          sim::cudaSuccess);
+    CHECK(ctl::pending_operations() > 0);
+    GTS_OK(gtstorage_release(a));
+    wait_legacy();  // the device reaches the release (work on A is still queued)
+
+    gtstorage_handle b = 0;
+    GTS_OK(gtstorage_create(&o, &b));
+    GTS_OK(gtstorage_set_stream(b, reinterpret_cast<uint64_t>(sb)));
+    GTS_OK(gtstorage_fill_double(b, 2.0));
+    CHECK(sim::cudaStreamSynchronize(sb) == sim::cudaSuccess);  // B's write lands first,
+    CHECK(sim::cudaStreamSynchronize(sa) == sim::cudaSuccess);  // then A's copy runs
+    std::vector<double> got(static_cast<std::size_t>(n), -999.0);
+    CHECK(sim::cudaMemcpy(got.data(), scratch, bytes, sim::cudaMemcpyDeviceToHost) ==
+          sim::cudaSuccess);
+    CHECK_MSG(count_not(got, 1.0) == 0,
+              "%s streams: the copy queued on A before the release read %lld values that are not "
+              "the released storage's (first %g): its block was reused out of stream order",
+              flags ? "non-blocking" : "blocking", static_cast<long long>(count_not(got, 1.0)),
+              got[0]);
+    CHECK_MSG(count_not(read(b), 2.0) == 0, "%s streams: the new storage lost its own values",
+              flags ? "non-blocking" : "blocking");
+    CHECK(ctl::take_memcheck_reports().empty());
+
+    // Once A's copy has run, the released block is handed out again (stream order delays
+    // reuse, it does not prevent it): waiting for the legacy stream ran A's copy and then the
+    // release, so B's storage got the block, else the next storage does.
+    CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
+    gtstorage_handle c = 0;
+    GTS_OK(gtstorage_create(&o, &c));
+    const void* pb = describe(b, GTSTORAGE_SIDE_DEVICE).data;
+    const void* pc = describe(c, GTSTORAGE_SIDE_DEVICE).data;
+    CHECK_MSG(pb == ia.data || pc == ia.data,
+              "%s streams: the released block was not reused once its stream had run",
+              flags ? "non-blocking" : "blocking");
+    gtstorage_pool_stats after = GTSTORAGE_POOL_STATS_INIT;
+    GTS_OK(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_DEVICE, &after));
+    CHECK(after.hits == first.hits + 1);
+    GTS_OK(gtstorage_release(c));
+    GTS_OK(gtstorage_release(b));
+    CHECK(sim::cudaFree(scratch) == sim::cudaSuccess);
+    CHECK(sim::cudaStreamDestroy(sa) == sim::cudaSuccess);
+    CHECK(sim::cudaStreamDestroy(sb) == sim::cudaSuccess);
+    CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
+    GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  }
+  // A storage whose stream was destroyed before its release (no event can be recorded there):
+  // the release waits for the device instead, and succeeds.
+  sim::cudaStream_t gone = nullptr;
+  CHECK(sim::cudaStreamCreateWithFlags(&gone, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  gtstorage_handle d = 0;
+  GTS_OK(gtstorage_create(&o, &d));
+  GTS_OK(gtstorage_set_stream(d, reinterpret_cast<uint64_t>(gone)));
+  GTS_OK(gtstorage_fill_double(d, 3.0));
+  CHECK(sim::cudaStreamDestroy(gone) == sim::cudaSuccess);
+  GTS_OK(gtstorage_release(d));
+  CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
+  CHECK(ctl::take_memcheck_reports().empty());
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+}
+
 }  // namespace
 
 int main() {
@@ -549,5 +664,6 @@ int main() {
   device_errors_have_statuses();
   old_driver_is_its_own_status();
   scalars_empties_and_odd_alignments();
+  device_pool_reuse_follows_stream_order();
   return test::report("test_sim_storage");
 }

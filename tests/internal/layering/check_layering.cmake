@@ -1,5 +1,7 @@
 # Checks the layering of src/ against layers.txt (see CMakeLists.txt here).
 #   cmake -DMODE=scopes|sources -DSRC_DIR=… -DTABLE=… -DSCOPES=… -DCXX=… -DWORK=… -P this
+# MODE=sources fails on an include of a layer the including file's layer may not use, and on any
+# relative include that climbs out of the file's directory ("../capi/x.hpp").
 cmake_minimum_required(VERSION 3.25)
 
 # ---- the table -----------------------------------------------------------------------------------
@@ -50,8 +52,25 @@ if(MODE STREQUAL "sources")
       math(EXPR nfiles "${nfiles} + 1")
       file(STRINGS ${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<][^\">]*/")
       foreach(inc IN LISTS includes)
-        string(REGEX MATCH "[\"<]([^\"/>]*)/[^\">]*[\">]" header "${inc}")
-        name_of("${CMAKE_MATCH_1}" name)
+        string(REGEX MATCH "[\"<]([^\">]*)[\">]" header "${inc}")
+        set(path "${CMAKE_MATCH_1}")
+        # A path that climbs ("../capi/x.hpp") is found next to the including file before the
+        # include directories are searched, so it would bypass the layer's include scope:
+        # includes name a layer ("capi/x.hpp") or a file of the same directory, never "..".
+        if(path MATCHES "(^|/)\\.\\.(/|$)")
+          file(RELATIVE_PATH rel ${SRC_DIR}/.. ${file})
+          message(SEND_ERROR "${rel}: ${header} — a relative include that leaves the file's "
+                             "directory; include \"<layer>/<file>\" (layer '${layer}' may use "
+                             "${allowed_${layer}})")
+          math(EXPR failures "${failures} + 1")
+          continue()
+        endif()
+        string(REGEX REPLACE "^(\\./)+" "" path "${path}")
+        set(first "")
+        if(path MATCHES "^([^/]*)/")
+          set(first "${CMAKE_MATCH_1}")
+        endif()
+        name_of("${first}" name)
         if(name AND NOT name IN_LIST allowed_${layer})
           file(RELATIVE_PATH rel ${SRC_DIR}/.. ${file})
           message(SEND_ERROR "${rel}: ${header} — layer '${layer}' may not use '${name}' "
