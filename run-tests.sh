@@ -2,7 +2,8 @@
 # Builds and runs every test of gtstorage; CI runs exactly this (.ci/run). Installs missing
 # Debian packages when run as root. Steps:
 #   1. normal build (Release + debug info, CUDA backend when nvcc exists): the whole CTest suite
-#      (C API tests, ABI checks, installed-tree consumer, CLI/examples, docs, Fortran, ...)
+#      (C API tests, ABI checks, installed-tree consumer, CLI/examples, docs, Fortran, the
+#      halo exchange of libgtstorage_mpi under mpiexec on 1-6 processes, ...)
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build without CUDA: the CTest suite again,
 #      the simgpu device suite included (tests labelled "python" excluded: an uninstrumented
 #      interpreter cannot load the library)

@@ -23,7 +23,11 @@ void parse_labels(const char* dims, int ndim, char* out) {
       const std::size_t comma = text.find(',', start);
       const std::string item = text.substr(start, comma - start);
       if (item.size() != 1) {
-        fail_arg("dims", "\"" + item + "\" in \"" + text + "\" is not one of I, J, K");
+        fail_arg("dims", std::string("\"")
+                             .append(item)
+                             .append("\" in \"")
+                             .append(text)
+                             .append("\" is not one of I, J, K"));
       }
       labels += item;
       if (comma == std::string::npos) break;

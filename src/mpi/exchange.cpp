@@ -254,27 +254,43 @@ void exchange::check_neighbors(bool ok) {
         return std::string(t);
       };
       const int n = static_cast<int>(b[3]);
+      std::string what;  // built with append: this runs in a loop (no temporaries per +)
       if (a[0] != b[0] || a[1] != b[1]) {
-        problem =
-            name + ": " + from + " sends " + typestr(a) + ", this rank's field is " + typestr(b);
+        what.append(from)
+            .append(" sends ")
+            .append(typestr(a))
+            .append(", this rank's field is ")
+            .append(typestr(b));
       } else if (a[2] != b[2]) {
-        problem = name + ": " +
-                  (b[2] ? "this rank's field has device memory and " + from + "'s has not"
-                        : from + "'s field has device memory and this rank's has not");
+        what = b[2]
+                   ? std::string("this rank's field has device memory and ")
+                         .append(from)
+                         .append("'s has not")
+                   : std::string(from).append("'s field has device memory and this rank's has not");
       } else if (a[3] != b[3]) {
-        problem = name + ": " + from + "'s field has " + std::to_string(a[3]) +
-                  " dims, this rank's " + std::to_string(b[3]);
+        what.append(from)
+            .append("'s field has ")
+            .append(std::to_string(a[3]))
+            .append(" dims, this rank's ")
+            .append(std::to_string(b[3]));
       } else if (!std::equal(a + 4, a + 4 + n, b + 4)) {
         problem_kind = error_kind::shape_mismatch;
-        problem = name + ": " + from + " sends a region of shape " + show(a + 4, n) +
-                  ", but this rank's halo there has shape " + show(b + 4, n) +
-                  " (the local extents or halos of neighbouring processes disagree)";
+        what.append(from)
+            .append(" sends a region of shape ")
+            .append(show(a + 4, n))
+            .append(", but this rank's halo there has shape ")
+            .append(show(b + 4, n))
+            .append(" (the local extents or halos of neighbouring processes disagree)");
       } else if (!std::equal(a + 4 + max_field_ndim, a + 4 + max_field_ndim + n,
                              b + 4 + max_field_ndim)) {
-        problem = name + ": " + from + "'s field has layout " + show(a + 4 + max_field_ndim, n) +
-                  ", this rank's " + show(b + 4 + max_field_ndim, n) +
-                  " (neighbours must store a field in the same stride order)";
+        what.append(from)
+            .append("'s field has layout ")
+            .append(show(a + 4 + max_field_ndim, n))
+            .append(", this rank's ")
+            .append(show(b + 4 + max_field_ndim, n))
+            .append(" (neighbours must store a field in the same stride order)");
       }
+      if (!what.empty()) problem = std::string(name).append(": ").append(what);
     }
   }
   check_mpi(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE),

@@ -1,6 +1,7 @@
 // Which points of a field a halo exchange sends and receives, per neighbouring direction: pure
-// geometry over a field's shape, halo and labels (no MPI, no storage), so it is unit-tested on
-// its own (tests/mpi/test_halo_regions.cpp).
+// geometry over a field's shape, halo and labels (no MPI, no storage). tests/mpi checks every
+// point it describes against the global field (1-D, 2-D and 3-D grids, asymmetric halos and
+// widths, faces only and with corners).
 #pragma once
 
 #include <array>
