@@ -118,9 +118,9 @@ tsan_build_and_tests() {
     -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 -DGTSTORAGE_SANITIZE=thread \
     -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF -DGTSTORAGE_BUILD_BENCH=OFF &&
     cmake --build "$tsan_build" -j "$GTS_JOBS" --target test_threads test_sim_runtime \
-      test_sim_backend test_sim_storage test_sync_state_machine test_device_backends \
-      test_dlpack_import test_edge_shapes test_alignment_gt4py test_pools test_copy_sides ||
-      return 1
+      test_sim_backend test_sim_storage test_sim_error_sweep test_sim_interop_streams \
+      test_sync_state_machine test_device_backends test_dlpack_import test_edge_shapes \
+      test_alignment_gt4py test_pools test_copy_sides || return 1
   # GCC 12's TSan runtime does not expect the address-space layout of kernels with high mmap
   # randomization; without ASLR (where the sandbox allows it) it runs on any of them.
   local ctest_runner=()

@@ -46,6 +46,12 @@ inline constexpr int rocm = 10;
 inline constexpr int rocm_host = 11;
 inline constexpr int ext_dev = 12;  ///< kDLExtDev: the emulated device (host memory, not a GPU).
 inline constexpr int cuda_managed = 13;
+/// DLPack device id of memory of device @p device reported as @p type: host kinds (CPU, which
+/// the emulated device's unified and pinned memory are, CUDA host, ROCm host) carry 0, as
+/// dlpack.h and gtstorage_interface_info.device_id say; device kinds carry the ordinal.
+inline constexpr int device_id_for(int type, int device) {
+  return type == cpu || type == cuda_host || type == rocm_host ? 0 : device;
+}
 }  // namespace dl
 
 /// What an address is, as far as the backend can tell (see backend::query_pointer).

@@ -423,7 +423,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     dv.kind = kind;
     dv.device_id = device_id;
     dv.dl_device_type = buffers->backend->dl_device_type(kind);
-    dv.dl_device_id = device_id;
+    dv.dl_device_id = device::dl::device_id_for(dv.dl_device_type, device_id);
     dv.bytes = plan.allocation_bytes;
     set_root_array(dv.full, dv.base + plan.byte_offset, plan);
     dv.dense_allocation = true;
@@ -600,9 +600,8 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     buffers->backend = &be;
     buffers->device.kind = kind;
     buffers->device.device_id = id;
-    // DLPack's host kinds (CUDA host, ROCm host, CPU) carry device id 0.
-    buffers->device.dl_device_id = kind == device::memory_kind::pinned_host ? 0 : id;
     buffers->device.dl_device_type = be.dl_device_type(kind);
+    buffers->device.dl_device_id = device::dl::device_id_for(buffers->device.dl_device_type, id);
     buffers->managed = req.data != nullptr ? managed_kind::mirror : managed_kind::none;
     if (req.data != nullptr) {
       const sync_op set = req.sync_state == sync_state::host_dirty ? sync_op::set_host_modified

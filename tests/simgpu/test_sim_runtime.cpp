@@ -771,6 +771,46 @@ void kernel_faults_are_reported() {
       "inside a freed 64-byte device allocation"));
 }
 
+// A barrier in divergent code: the two halves of a warp wait at different __syncthreads()
+// calls, which CUDA leaves undefined (a hang, or a barrier that opens for the wrong threads).
+__global__ void divergent_barrier(int* out) {
+  if (threadIdx.x % 2 == 0) {
+    out[threadIdx.x] = 1;
+    __syncthreads();
+  } else {
+    __syncthreads();
+    out[threadIdx.x] = 2;
+  }
+}
+
+// Threads that returned before a barrier count as arrived (Volta and later): not an error.
+__global__ void barrier_after_early_exit(int* out) {
+  if (threadIdx.x >= 16) return;
+  out[blockIdx.x * 16 + threadIdx.x] = 1;
+  __syncthreads();
+  out[blockIdx.x * 16 + threadIdx.x] += 1;
+}
+
+void divergent_barriers_fail_the_launch() {
+  fresh();
+  int* out = nullptr;
+  CUDA_OK(cudaMallocManaged(reinterpret_cast<void**>(&out), 64 * sizeof(int)));
+  CUDA_OK(launch(barrier_after_early_exit, dim3(2), dim3(32), nullptr, out));
+  CUDA_OK(cudaDeviceSynchronize());
+  bool twos = true;
+  for (int i = 0; i < 32; ++i) twos = twos && out[i] == 2;
+  CHECK(twos);
+  CHECK(ctl::take_memcheck_reports().empty());
+  CUDA_OK(launch(divergent_barrier, dim3(2), dim3(32), nullptr, out));
+  CUDA_IS(cudaErrorLaunchFailure, cudaDeviceSynchronize());
+  const std::vector<std::string> r = ctl::take_memcheck_reports();
+  CHECK_MSG(reports_contain(r, "divergent __syncthreads() in block"), "reports: %s",
+            r.empty() ? "none" : r.front().c_str());
+  CHECK(reports_contain(r, "test_sim_runtime.cpp:"));
+  fresh();
+  CUDA_OK(cudaFree(out));
+}
+
 __global__ void throwing_kernel() {
   throw std::runtime_error("kernel threw");
 }
@@ -834,6 +874,7 @@ int main() {
   transpose_needs_its_second_barrier();
   kernel_out_of_bounds_in_redzone_is_sticky();
   kernel_exception_is_a_launch_failure();
+  divergent_barriers_fail_the_launch();
   threads_share_the_runtime();
   // Last: forks children that die on purpose.
   kernel_faults_are_reported();

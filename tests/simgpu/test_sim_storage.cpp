@@ -318,7 +318,8 @@ void wrapped_pointers_report_their_device_and_kind() {
   h = wrap_device(managed, -1, &st);
   CHECK(st == GTSTORAGE_OK);
   i = describe(h, GTSTORAGE_SIDE_DEVICE);
-  CHECK(i.device_id == 1 && i.device_type == GTSTORAGE_DL_CPU);  // host memory, as it is
+  // Host memory, as it is: kDLCPU, whose DLPack device id is 0 (the memory stays on device 1).
+  CHECK(i.device_id == 0 && i.device_type == GTSTORAGE_DL_CPU);
   gtstorage_transfer_stats ts;
   ts.struct_size = sizeof ts;
   GTS_OK(gtstorage_fill_double(h, 2.0));

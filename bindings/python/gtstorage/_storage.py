@@ -577,7 +577,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         wrap.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
         wrap.dtype = dev.typestr
         wrap.device_data = dev.data
-        wrap.device_id = dev.device_id
+        wrap.device_id = -1  # where the runtime says it lives (a host kind's DLPack id is 0)
         target = Storage._from_handle(_new_handle(lib.gtstorage_wrap, ctypes.byref(wrap),
                                                   context="__setitem__"))
         if isinstance(value, Storage):

@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -609,6 +610,7 @@ class gpu_backend final : public backend {
     if (!default_stream_handle(stream)) {
       check_stream_call(gpuStreamSynchronize(to_stream(stream)), GTS_GPU_FN(StreamSynchronize),
                         stream);
+      check_joined_devices(stream);
       return;
     }
     // A default stream is per device: wait on the calling thread's current device (where a
@@ -879,6 +881,7 @@ class gpu_backend final : public backend {
       }
       other_ = sdev;
       s_ = be.helper_stream(dev);
+      be.joined_mask_.fetch_or(uint64_t(1) << dev, std::memory_order_relaxed);
       gpuEvent_t queued = nullptr;
       {
         device_guard g(sdev);
@@ -999,6 +1002,34 @@ class gpu_backend final : public backend {
     (void)gpuGetLastError();
 #endif
     return -1;
+  }
+
+  // Work for a device that was ordered on another device's stream ran on the helper stream of
+  // its own device (bound_stream), joined back by an event. Waiting for the caller's stream
+  // waited for that work too, but a failure of it is the helper's device's (sticky) error,
+  // which the wait on another device need not report: ask those devices, so that a read
+  // through such a stream never returns success with data that did not arrive.
+  void check_joined_devices(uint64_t stream) {
+    const uint64_t joined = joined_mask_.load(std::memory_order_relaxed);
+    if (joined == 0) return;
+    const int sdev = stream_device(stream);
+    for (int d = 0; d < 64; ++d) {
+      if (((joined >> d) & 1u) == 0 || d == sdev) continue;
+      gpuStream_t helper = nullptr;
+      {
+        dev_info& di = info(d);
+        std::lock_guard<std::mutex> lock(di.mu);
+        helper = di.helper;
+      }
+      if (helper == nullptr) continue;
+      device_guard g(d);
+      const gpuError_t e = gpuStreamQuery(helper);
+      if (e == gpuErrorNotReady) {
+        (void)gpuGetLastError();
+        continue;
+      }
+      check(e, GTS_GPU_FN(StreamQuery));
+    }
   }
 
   // The library's own non-blocking stream on @p dev, for work joined to another device's stream.
@@ -1373,10 +1404,22 @@ class gpu_backend final : public backend {
     gpuEvent_t source_ready = record_join(src_stream.get());
     {
       device_guard on_destination(ddev);
-      bound_stream dst_stream(*this, ddev, handle);
+      std::unique_ptr<bound_stream> bound;
+      try {
+        bound = std::make_unique<bound_stream>(*this, ddev, handle);
+      } catch (...) {
+        (void)gpuEventDestroy(source_ready);
+        throw;
+      }
+      bound_stream& dst_stream = *bound;
       const gpuError_t w = gpuStreamWaitEvent(dst_stream.get(), source_ready, 0);
       (void)gpuEventDestroy(source_ready);
       check(w, GTS_GPU_FN(StreamWaitEvent));
+      // A failure below may leave work queued on the destination stream that reads the source
+      // side (the packed copy, or the source storage itself) without the source stream waiting
+      // for it: that work must be done before the packed copy is freed and before the error
+      // lets the caller free or overwrite the source.
+      const drain_on_error drain(dst_stream.get());
       gpu_rt rt(*this, ddev, dst_stream.get(), handle);
       const detail::copy_plan direct = detail::plan_copy(dst, moved);
       if (direct.is_memcpy()) {
@@ -1400,6 +1443,25 @@ class gpu_backend final : public backend {
     src_stream.join_back();
   }
 
+  // Waits for @p s (on the current device) when it is destroyed by an exception: queued work
+  // that still reads memory the unwinding is about to free runs first. Errors of the wait
+  // itself are dropped (the exception in flight says what failed).
+  class drain_on_error {
+   public:
+    explicit drain_on_error(gpuStream_t s) : s_(s), uncaught_(std::uncaught_exceptions()) {}
+    ~drain_on_error() {
+      if (std::uncaught_exceptions() > uncaught_ && gpuStreamSynchronize(s_) != gpuSuccess) {
+        (void)gpuGetLastError();
+      }
+    }
+    drain_on_error(const drain_on_error&) = delete;
+    drain_on_error& operator=(const drain_on_error&) = delete;
+
+   private:
+    gpuStream_t s_;
+    int uncaught_;
+  };
+
   // An event recorded on @p s (current device), for another stream to wait on.
   static gpuEvent_t record_join(gpuStream_t s) {
     gpuEvent_t e = nullptr;
@@ -1419,6 +1481,7 @@ class gpu_backend final : public backend {
   error_kind reason_kind_ = error_kind::no_device;
   std::array<dev_info, max_tracked_devices> devices_;
   std::atomic<uint64_t> used_mask_{0};
+  std::atomic<uint64_t> joined_mask_{0};  // devices whose helper stream took joined work
   std::mutex mu_;
   std::map<uintptr_t, record> allocs_;
   block_cache pinned_pool_{release_pinned,

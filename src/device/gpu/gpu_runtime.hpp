@@ -86,6 +86,7 @@ using gpuMemPoolProps = hipMemPoolProps;
 #define gpuStreamNonBlocking hipStreamNonBlocking
 #define gpuStreamDestroy hipStreamDestroy
 #define gpuStreamSynchronize hipStreamSynchronize
+#define gpuStreamQuery hipStreamQuery
 #define gpuStreamWaitEvent hipStreamWaitEvent
 #define gpuStreamGetDevice hipStreamGetDevice
 #define gpuEventCreateWithFlags hipEventCreateWithFlags
@@ -260,6 +261,7 @@ using gpuMemLocation = cudaMemLocation;
 #define gpuStreamNonBlocking cudaStreamNonBlocking
 #define gpuStreamDestroy cudaStreamDestroy
 #define gpuStreamSynchronize cudaStreamSynchronize
+#define gpuStreamQuery cudaStreamQuery
 #define gpuStreamWaitEvent cudaStreamWaitEvent
 #define gpuStreamGetDevice cudaStreamGetDevice
 #define gpuEventCreateWithFlags cudaEventCreateWithFlags

@@ -17,6 +17,7 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <string>
 #include <vector>
 
 // The hand-written switch returns onto another stack, which a CET shadow stack would refuse;
@@ -127,6 +128,8 @@ struct fiber {
   fiber_state state = fiber_state::ready;
   bool started = false;  // its entry function is running (suspended or not)
   uint3 idx{0, 0, 0};
+  const char* barrier_file = nullptr;  // the __syncthreads() it waits at
+  int barrier_line = 0;
 #if defined(GTS_SIM_ASAN)
   void* fake_stack = nullptr;
 #endif
@@ -168,6 +171,35 @@ struct block_context {
 };
 
 thread_local block_context* this_block = nullptr;
+
+std::string describe_index(uint3 i) {
+  return "(" + std::to_string(i.x) + ", " + std::to_string(i.y) + ", " + std::to_string(i.z) + ")";
+}
+
+std::string describe_site(const fiber& f) {
+  return std::string(f.barrier_file != nullptr ? f.barrier_file : "?") + ":" +
+         std::to_string(f.barrier_line);
+}
+
+// "" if every thread in @p waiting waits at the same __syncthreads() call, else what
+// compute-sanitizer's synccheck would say (threads that exited count as arrived, as on Volta and
+// later).
+std::string divergent_barrier(const block_context& b, const std::vector<unsigned>& waiting) {
+  if (waiting.size() < 2) return {};
+  const fiber& first = *b.fibers[waiting.front()];
+  for (unsigned t : waiting) {
+    const fiber& f = *b.fibers[t];
+    const bool same_file = f.barrier_file == first.barrier_file ||
+                           (f.barrier_file != nullptr && first.barrier_file != nullptr &&
+                            std::strcmp(f.barrier_file, first.barrier_file) == 0);
+    if (same_file && f.barrier_line == first.barrier_line) continue;
+    return "divergent __syncthreads() in block " + describe_index(blockIdx) + ": thread " +
+           describe_index(first.idx) + " waits at " + describe_site(first) + ", thread " +
+           describe_index(f.idx) + " at " + describe_site(f) +
+           " (every thread of a block must reach the same barrier)";
+  }
+  return {};
+}
 
 block_context& context() {
   // One per host thread that runs kernels; its fibers' stacks are freed when the thread exits.
@@ -374,6 +406,7 @@ std::string run_grid(dim3 grid, dim3 block, const std::function<void()>& body, s
         fiber& f = *b.fibers[t];
         if (f.state == fiber_state::at_barrier) runnable.push_back(t);
       }
+      if (b.error.empty()) b.error = divergent_barrier(b, runnable);
       if (!b.error.empty()) break;
     }
   }
@@ -393,11 +426,13 @@ std::string run_grid(dim3 grid, dim3 block, const std::function<void()>& body, s
 
 }  // namespace detail
 
-void sync_threads() {
+void sync_threads(const char* file, int line) {
   detail::block_context* b = detail::this_block;
   if (b == nullptr || b->current == nullptr) return;  // not in a kernel: nothing to wait for
   detail::fiber& f = *b->current;
   f.state = detail::fiber_state::at_barrier;
+  f.barrier_file = file;
+  f.barrier_line = line;
   detail::switch_to_scheduler(*b, f);
 }
 

@@ -106,6 +106,7 @@ struct allocation {
   bool live = true;
   std::size_t live_index = 0;  // position in runtime_state::live while live
   bool free_queued = false;    // a cudaFreeAsync for it is queued
+  bool free_refused = false;   // a free was refused: its device had a sticky error
   pool* owner = nullptr;       // pool blocks
   const char* freed_by = "";
 };
@@ -130,7 +131,8 @@ struct op {
   const char* what = "";
   std::vector<op_ptr> deps;
   std::function<cudaError_t()> work;  // runs outside the lock; an error becomes sticky
-  bool bookkeeping = false;  // runs even on a failed device (a queued free must not be lost)
+  bool bookkeeping = false;    // runs even on a failed device (a queued free must not be lost)
+  uint64_t failures_seen = 0;  // the device's failure count when the op was queued
   op_state state = op_state::queued;
   std::chrono::steady_clock::time_point done_at{};
 };
@@ -155,6 +157,7 @@ struct device_state {
   std::unique_ptr<stream> legacy;
   std::vector<stream*> blocking;  // blocking streams of the device, per-thread ones included
   cudaError_t sticky = cudaSuccess;
+  uint64_t failures = 0;      // times the device got a sticky error (clear_failures keeps it)
   std::size_t allocated = 0;  // bytes of device, managed and pool blocks on it
   pool* default_pool = nullptr;
 };
@@ -622,6 +625,7 @@ op_ptr enqueue(runtime_state& s, stream& st, const char* what, std::function<cud
                const op_ptr& extra = nullptr) {
   auto o = std::make_shared<op>();
   o->device = st.device;
+  o->failures_seen = s.devices[st.device].failures;
   o->what = what;
   o->work = std::move(work);
   auto depend = [&](const op_ptr& d) {
@@ -670,8 +674,12 @@ void complete(std::unique_lock<std::mutex>& lk, runtime_state& s, const op_ptr& 
     }
     o->state = op_state::running;
     std::function<cudaError_t()> work = std::move(o->work);
-    // Work queued before the device failed does not run on a dead device (bookkeeping does).
-    const bool dead = s.devices[o->device].sticky != cudaSuccess && !o->bookkeeping;
+    // Work queued before the device failed never runs (bookkeeping does), also when a test
+    // clears the failure (control::clear_failures) before anything waited for it: a GPU's
+    // failed context does not come back with its queue.
+    const device_state& od = s.devices[o->device];
+    const bool dead =
+        !o->bookkeeping && (od.sticky != cudaSuccess || od.failures != o->failures_seen);
     lk.unlock();
     cudaError_t e = cudaSuccess;
     if (!dead && work) {
@@ -684,6 +692,7 @@ void complete(std::unique_lock<std::mutex>& lk, runtime_state& s, const op_ptr& 
     lk.lock();
     if (e != cudaSuccess && s.devices[o->device].sticky == cudaSuccess) {
       s.devices[o->device].sticky = e;
+      ++s.devices[o->device].failures;
     }
     o->state = op_state::done;
     o->done_at = std::chrono::steady_clock::now();
@@ -1301,7 +1310,10 @@ cudaError_t free_block(void* ptr, bool host) {
   if (host) {
     for (int d = 0; d < s.m.device_count; ++d) complete_device(lk, s, d);
   } else {
-    if (const cudaError_t e = device_error(s, a->device)) return ret(e);
+    if (const cudaError_t e = device_error(s, a->device)) {
+      a->free_refused = true;  // the device failed: its memory is gone with its context
+      return ret(e);
+    }
     complete_device(lk, s, a->device);
     if (tls_device != a->device && tls_device < s.m.device_count)
       complete_device(lk, s, tls_device);
@@ -1426,7 +1438,12 @@ cudaError_t cudaFreeAsync(void* ptr, cudaStream_t h) {
   cudaError_t err = cudaSuccess;
   stream* st = resolve(s, h, err);
   if (st == nullptr) return ret(err);
-  if (const cudaError_t e = device_error(s, st->device)) return ret(e);
+  if (const cudaError_t e = device_error(s, st->device)) {
+    if (allocation* a = find(s, ptr); a != nullptr && a->live && a->user == ptr) {
+      a->free_refused = true;
+    }
+    return ret(e);
+  }
   allocation* a = find(s, ptr);
   if (a == nullptr || !a->live || a->user != ptr || a->free_queued || a->kind == mem_kind::pinned) {
     if (a != nullptr && !a->live) {
@@ -1892,7 +1909,10 @@ void fail_nth(call_class c, int nth, cudaError_t error, bool async) {
 void set_sticky_error(int device, cudaError_t error) {
   runtime_state& s = state();
   std::lock_guard<std::mutex> lk(s.mu);
-  if (device >= 0 && device < max_devices) s.devices[device].sticky = error;
+  if (device >= 0 && device < max_devices) {
+    s.devices[device].sticky = error;
+    ++s.devices[device].failures;
+  }
 }
 
 void clear_failures() {
@@ -1900,6 +1920,12 @@ void clear_failures() {
   std::lock_guard<std::mutex> lk(s.mu);
   s.injections = {};
   for (device_state& d : s.devices) d.sticky = cudaSuccess;
+}
+
+bool injection_pending(call_class c) {
+  runtime_state& s = state();
+  std::lock_guard<std::mutex> lk(s.mu);
+  return s.injections[static_cast<int>(c)].remaining > 0;
 }
 
 void set_execution(bool eager) {
@@ -1962,6 +1988,18 @@ int64_t pending_operations() {
     for (const op_ptr& d : o->deps) add(d);
   }
   return static_cast<int64_t>(seen.size());
+}
+
+live_memory live_allocations() {
+  runtime_state& s = state();
+  std::lock_guard<std::mutex> lk(s.mu);
+  live_memory m;
+  for (const allocation* a : s.live) {
+    ++m.blocks;
+    m.bytes += static_cast<int64_t>(a->bytes);
+    m.free_refused += a->free_refused ? 1 : 0;
+  }
+  return m;
 }
 
 void reload_environment() {

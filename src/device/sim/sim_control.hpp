@@ -51,8 +51,13 @@ enum class call_class {
 void fail_nth(call_class c, int nth, cudaError_t error, bool async = false);
 /// Sets a sticky error on @p device: every later call that uses it returns @p error.
 void set_sticky_error(int device, cudaError_t error);
-/// Removes pending injections and sticky errors.
+/// Removes pending injections and sticky errors. Work that was queued on a device before it
+/// failed still never runs (bookkeeping such as queued frees does), as on a GPU.
 void clear_failures();
+/// True while the injection fail_nth() set for @p c has not fired yet (fewer than nth calls of
+/// that class were made since): an error-injection sweep stops at the first nth its workload
+/// never reaches.
+bool injection_pending(call_class c);
 
 /// When queued work runs: deferred (the default: only when something waits for it, so a host
 /// read that does not wait sees stale data) or eager (at once, so work queued before its input
@@ -92,6 +97,19 @@ std::vector<std::string> take_memcheck_reports();
 
 /// Number of queued operations that have not run yet, on every device.
 int64_t pending_operations();
+
+/// Memory handed out and not given back: device, managed and pinned blocks not freed, and pool
+/// blocks in use (not freed with cudaFreeAsync, or whose queued free has not run yet). Blocks a
+/// pool keeps cached for reuse are not counted. A program that frees what it allocated (and
+/// waits for its queued frees) gets back to the count it started from.
+struct live_memory {
+  int64_t blocks = 0;
+  int64_t bytes = 0;  ///< Requested bytes of those blocks.
+  /// Of those, blocks whose cudaFree / cudaFreeAsync was refused because their device had a
+  /// sticky error (as on a GPU, whose failed context keeps its memory until the process ends).
+  int64_t free_refused = 0;
+};
+live_memory live_allocations();
 
 /// Re-reads the environment: GTSTORAGE_EMULATED_DEVICES, GTSTORAGE_SIM_DRIVER_VERSION,
 /// GTSTORAGE_SIM_DEVICE_MEMORY, GTSTORAGE_SIM_MULTIPROCESSORS, GTSTORAGE_SIM_SEED,

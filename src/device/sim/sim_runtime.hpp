@@ -278,8 +278,11 @@ extern thread_local uint3 blockIdx;
 extern thread_local dim3 blockDim;
 extern thread_local dim3 gridDim;
 
-/// __syncthreads(): waits until every thread of the block that has not exited arrives.
-void sync_threads();
+/// __syncthreads(): waits until every thread of the block that has not exited arrives. @p file
+/// and @p line name the call: threads of a block that wait at different calls (a barrier in
+/// divergent code, which CUDA leaves undefined) fail the launch, as compute-sanitizer's
+/// synccheck reports them.
+void sync_threads(const char* file = nullptr, int line = 0);
 
 }  // namespace gts::simcuda
 
@@ -293,5 +296,5 @@ void sync_threads();
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static thread_local
-#define __syncthreads() ::gts::simcuda::sync_threads()
+#define __syncthreads() ::gts::simcuda::sync_threads(__FILE__, __LINE__)
 // NOLINTEND(bugprone-reserved-identifier)

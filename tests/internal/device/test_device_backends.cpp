@@ -609,6 +609,8 @@ void registry_tests() {
 // ------------------------------------------------------------------------------------------------
 // GPU backends: no-driver behaviour here, the functional suite where there is a GPU.
 
+int gpu_suites_run = 0;  // GPU backends that ran their functional suite on a device
+
 void gpu_backend_tests(const char* name) {
   if (!has_backend(name)) {
     std::printf("%s backend not compiled in: skipped\n", name);
@@ -683,6 +685,7 @@ void gpu_backend_tests(const char* name) {
   // GTSTORAGE_GPU_TRIALS shortens it (tools/gpu-check.sh under compute-sanitizer).
   const char* trials = std::getenv("GTSTORAGE_GPU_TRIALS");
   run_functional_suite(be, trials != nullptr ? std::max(1, std::atoi(trials)) : 60, 300);
+  ++gpu_suites_run;
   set_backend("emulated");
 }
 
@@ -716,6 +719,14 @@ int main() {
     }
     gpu_backend_tests("cuda");
     gpu_backend_tests("hip");
+    // A GPU runner must not pass because no GPU backend was built either.
+    const char* require = std::getenv("GTSTORAGE_TEST_REQUIRE_GPU");
+    CHECK_MSG(require == nullptr || std::string(require) != "1" || gpu_suites_run > 0 ||
+                  std::getenv("GTSTORAGE_TEST_EXPECT_BACKEND") != nullptr,
+              "GTSTORAGE_TEST_REQUIRE_GPU=1 but no GPU backend ran its functional suite (CUDA: "
+              "%s, HIP: %s)",
+              has_backend("cuda") ? "built" : "not built",
+              has_backend("hip") ? "built" : "not built");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "uncaught exception: %s\n", e.what());
     return 2;
