@@ -589,6 +589,13 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
                alignment_size: Optional[int] = None) -> Storage:
     """Storage over existing memory, without copying (GDP-3 ``as_storage``).
 
+    Every parameter given is validated against the buffer (GDP-3), and the error says what does
+    not match. A gtstorage :class:`Storage` as ``data`` gives a view sharing its buffers and
+    :class:`SyncState`; its parameters are fixed, so ``shape``, ``dtype``, ``dims``, ``halo``,
+    ``device``, ``managed``, ``device_id`` and ``sync_state`` must be its own, and
+    ``readonly=True`` gives a read-only view (NumPy's ``setflags(write=False)`` on a view; only
+    a storage with one buffer, host or device, has one).
+
     Parameters
     ----------
     data : array-like, optional
@@ -633,11 +640,15 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
     """
     if data is None and device_data is None:
         raise TypeError("as_storage needs data, device_data or both")
+    if readonly is not None and not isinstance(readonly, (bool, np.bool_)):
+        raise TypeError(f"readonly must be None, True or False, got {readonly!r}")
     if isinstance(data, Storage) and device_data is None:
-        view = data[...]
-        _validate(view, _alias("backend", backend, "defaults", defaults), aligned_index,
-                  alignment_size, layout)
-        return view
+        return _as_storage_of_storage(
+            data, sync_state=sync_state, dims=_alias("dimensions", dimensions, "dims", dims),
+            halo=halo, readonly=readonly, device_id=device_id, shape=shape, dtype=dtype,
+            layout=layout, managed=managed, device=device,
+            preset=_alias("backend", backend, "defaults", defaults),
+            aligned_index=aligned_index, alignment_size=alignment_size)
     if device_data is None and _is_dlpack_only(data):
         return _as_storage_dlpack(data, dims=_alias("dimensions", dimensions, "dims", dims),
                                   halo=halo, readonly=readonly, shape=shape, dtype=dtype,
@@ -705,6 +716,112 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
     _validate(st, _alias("backend", backend, "defaults", defaults), aligned_index,
               alignment_size, layout)
     return _wait_for_producer(st, dev_stream) if dev is not None else st
+
+
+_MANAGED_NAMES = {None: False, False: False, "none": False, "gtstorage": "gtstorage",
+                  "gt4py": "gtstorage", "mirror": "gtstorage", "cuda": "cuda", "unified": "cuda"}
+
+
+def _as_storage_of_storage(st: Storage, *, sync_state, dims, halo, readonly, device_id, shape,
+                           dtype, layout, managed, device, preset, aligned_index,
+                           alignment_size) -> Storage:
+    """GDP-3 ``as_storage`` of a gtstorage Storage: a view of the same buffers that shares its
+    sync state. A storage's parameters are fixed, so every given parameter is checked against it
+    (ValueError saying what does not match); ``readonly=True`` of a writable storage gives a
+    read-only view (NumPy's ``setflags(write=False)`` on a view), which needs a storage with one
+    buffer (a host + device pair's sync state cannot be shared by a second handle)."""
+    if shape is not None:
+        want = tuple(_ints("shape", shape, allow_scalar=True))
+        if want != st.shape:
+            raise ValueError(f"shape {want} does not match the storage's shape {st.shape}")
+    if dtype is not None:
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"dtype must be a NumPy dtype, got {dtype!r}") from None
+        if dt != st.dtype:
+            raise ValueError(f"dtype {dt} does not match the storage's dtype {st.dtype} (as_storage "
+                             "never converts; use astype() or from_array() for a copy)")
+    if dims is not _UNSET and dims is not None:
+        labels = tuple(x for x in _dims_string(dims).split(",") if x)
+        if labels != st.dims:
+            raise ValueError(f"dims {labels} do not match the storage's dims {st.dims}")
+    if halo is not None:
+        flat = _halo_flat(halo, st.ndim)
+        want = tuple((flat[2 * d], flat[2 * d + 1]) for d in range(len(flat) // 2))
+        if want != st.halo:
+            raise ValueError(f"halo {want} does not match the storage's halo {st.halo}")
+    if device is not _UNSET:
+        if not (device is None or (isinstance(device, str) and device in ("cpu", "gpu"))):
+            raise ValueError(f"device must be None, 'cpu' or 'gpu', got {device!r}")
+        if (device == "gpu") != st._has_device:
+            raise ValueError(f"device={device!r} does not match the storage's device={st.device!r}")
+    if managed is not _UNSET:
+        key = managed.lower() if isinstance(managed, str) else managed
+        if not (key is None or key is False or (isinstance(key, str) and key in _MANAGED_NAMES)):
+            raise ValueError(f"managed must be None, 'gtstorage' (or 'gt4py') or 'cuda', got {managed!r}")
+        if _MANAGED_NAMES[key] != st.managed:
+            raise ValueError(f"managed={managed!r} does not match the storage's managed={st.managed!r}")
+    device_id = _args.int_scalar("device_id", device_id, _args.INT32_MIN, _args.INT32_MAX)
+    if device_id != -1:
+        if not st._has_device:
+            raise ValueError(f"device_id={device_id} does not match: the storage has no device buffer")
+        have = st._geom(_capi.SIDE_DEVICE).device_id
+        if have != device_id:
+            raise ValueError(f"device_id={device_id} does not match the storage's device {have}")
+    if sync_state is not None:
+        own = st.sync_state
+        if isinstance(sync_state, SyncState) and sync_state.is_bound:
+            if sync_state is not own:
+                raise ValueError("sync_state is the SyncState of another storage; a view shares "
+                                 "the storage's own (storage.sync_state)")
+        else:
+            value = sync_state.state if isinstance(sync_state, SyncState) else SyncState._check(sync_state)
+            if value != own.state:
+                names = SyncState._NAMES
+                raise ValueError(
+                    f"sync_state {names[value]} does not match the storage's {names[own.state]} "
+                    "(as_storage does not change the state of a storage: use modify() or "
+                    "set_synchronized())")
+    if readonly is not None and not readonly and st.readonly:
+        raise ValueError("readonly=False was asked for, but the storage is read-only")
+    if readonly and not st.readonly:
+        view = _readonly_view(st)
+    else:
+        view = st[...]
+    _validate(view, preset, aligned_index, alignment_size, layout)
+    return view
+
+
+def _readonly_view(st: Storage) -> Storage:
+    """A read-only storage over the buffer of @p st (kept alive by it): a new handle whose
+    buffer refuses writes, as the library keeps the flag per buffer."""
+    if st._has_host and st._has_device:
+        raise ValueError(
+            "readonly=True: a read-only view of a storage with host and device buffers cannot "
+            "share its sync state (it lives with the buffers, which stay writable); only a "
+            "host-only or device-only storage has read-only views")
+    side = _capi.SIDE_HOST if st._has_host else _capi.SIDE_DEVICE
+    g = st._geom(side)
+    if side == _capi.SIDE_DEVICE:
+        # Work queued on the source's stream is settled before a second handle uses the memory.
+        check(lib.gtstorage_wait_stream(st._handle, 0), "as_storage")
+    halo = [h for pair in g.halo for h in pair]
+    out = wrap_buffers(
+        data=(g.data or None) if side == _capi.SIDE_HOST else None,
+        device_data=(g.data or None) if side == _capi.SIDE_DEVICE else None,
+        shape=g.shape,
+        host_strides=g.strides if side == _capi.SIDE_HOST else None,
+        device_strides=g.strides if side == _capi.SIDE_DEVICE else None,
+        typestr=g.typestr,
+        dims=",".join(g.dims) or None,
+        halo=halo or None,
+        readonly=True,
+        device_id=g.device_id if side == _capi.SIDE_DEVICE else -1,
+        keepalive=st,
+    )
+    out._params = dict(st._params)
+    return out
 
 
 def _is_dlpack_only(data) -> bool:

@@ -474,7 +474,9 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
                              "were indexed")
         key = key + (slice(None),) * (ndim - len(key))
         specs = []
-        all_int = True
+        # Every dimension indexed by an int gives a scalar; an ellipsis always gives a view (NumPy:
+        # s[...] of a 0-d array is a 0-d view, s[()] its value).
+        all_int = n_ellipsis == 0
         for d, k in enumerate(key):
             if isinstance(k, slice):
                 all_int = False
