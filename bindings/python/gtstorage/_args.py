@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import numbers
 import operator
-from typing import Callable, List, Optional, TypeVar
+from typing import Any, Callable, List, Optional, TypeVar
 
 import numpy as np
 
@@ -19,6 +19,10 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 UINT64_MAX = 2**64 - 1
 
 F = TypeVar("F", bound=Callable)
+
+# "Not given" (None is a meaningful value for device and managed): the preset's, the template's
+# or the buffer's value is used.
+UNSET: Any = type("_Default", (), {"__repr__": lambda self: "<default>"})()
 
 
 def is_int(value) -> bool:

@@ -19,9 +19,7 @@ from ._capi import check, lib
 from ._storage import (Storage, SyncState, _array_desc, _cai_stream, _wait_for_producer,
                        _wrap_cuda_array, wrap_buffers)
 
-# "Not given" (None is a meaningful value for device and managed): the preset's or the
-# template's value is used.
-_UNSET: Any = type("_Default", (), {"__repr__": lambda self: "<default>"})()
+_UNSET: Any = _args.UNSET  # "not given"
 
 _MANAGED = {
     None: _capi.MANAGED_NONE,

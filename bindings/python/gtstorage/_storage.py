@@ -11,11 +11,12 @@ from __future__ import annotations
 import ctypes
 import itertools
 import operator
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _args, _capi, _dlpack
+from ._args import UNSET as _UNSET
 from ._capi import GTNoSuchBufferError, check, lib
 
 # Lazily imported optional modules (CuPy is optional everywhere).
@@ -239,13 +240,29 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
 
     __array_priority__ = 10
 
-    def __new__(cls, data=None, device_data=None, **kwargs):
+    def __new__(cls, data: Any = None, device_data: Any = None, *, dtype: Any = None,
+                copy: bool = True, sync_state: Any = None,
+                shape: Optional[Sequence[int]] = None, backend: Any = _UNSET,
+                defaults: Any = _UNSET, aligned_index: Any = None, dimensions: Any = _UNSET,
+                dims: Any = _UNSET, layout: Any = None, alignment_size: Any = None,
+                halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET,
+                device_id: int = -1, readonly: Any = None) -> "Storage":
         from ._creation import storage  # the public constructor of GDP-3
 
-        return storage(data, device_data, **kwargs)
+        return storage(data, device_data, dtype=dtype, copy=copy, sync_state=sync_state,
+                       shape=shape, backend=backend, defaults=defaults,
+                       aligned_index=aligned_index, dimensions=dimensions, dims=dims,
+                       layout=layout, alignment_size=alignment_size, halo=halo, device=device,
+                       managed=managed, device_id=device_id, readonly=readonly)
 
-    def __init__(self, *args, **kwargs):
-        # All work happens in __new__ / _from_handle; this only swallows the constructor arguments.
+    def __init__(self, data: Any = None, device_data: Any = None, *, dtype: Any = None,
+                 copy: bool = True, sync_state: Any = None,
+                 shape: Optional[Sequence[int]] = None, backend: Any = _UNSET,
+                 defaults: Any = _UNSET, aligned_index: Any = None, dimensions: Any = _UNSET,
+                 dims: Any = _UNSET, layout: Any = None, alignment_size: Any = None,
+                 halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET,
+                 device_id: int = -1, readonly: Any = None) -> None:
+        # All work happens in __new__ (storage()); the arguments were used there.
         pass
 
     # ---- construction from a handle (internal) ------------------------------------------------
