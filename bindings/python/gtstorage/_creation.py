@@ -711,6 +711,7 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
         keepalive=keep,
         sync_state_obj=state_obj,
     )
+    st._base = data if data is not None else device_data
     _validate(st, _alias("backend", backend, "defaults", defaults), aligned_index,
               alignment_size, layout)
     return _wait_for_producer(st, dev_stream) if dev is not None else st
@@ -819,6 +820,7 @@ def _readonly_view(st: Storage) -> Storage:
         keepalive=st,
     )
     out._params = dict(st._params)
+    out._base = st if st._base is None else st._base
     return out
 
 
@@ -852,6 +854,7 @@ def _as_storage_dlpack(data, *, dims, halo, readonly, shape, dtype, layout, pres
     handle = wrap_dlpack(data, context="as_storage(data)", dims=dims_str, halo=halo_flat,
                          readonly=bool(readonly))
     st = Storage._from_handle(handle)
+    st._base = data
     if readonly is False and st.readonly:
         raise ValueError("readonly=False was asked for, but the DLPack tensor is read-only")
     if shape is not None and tuple(_ints("shape", shape, allow_scalar=True)) != st.shape:

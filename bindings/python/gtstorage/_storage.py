@@ -299,6 +299,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         obj._geoms = [None, None]  # per side, filled on first use
         obj._host_arr = None  # NumPy view of the host buffer, made on first use
         obj._host_mv = None  # memoryview of it (PEP 688 __buffer__ of a host-only storage)
+        obj._base = None  # what the memory belongs to (ndarray.base): None, a storage or a buffer
         return obj
 
     def __del__(self, _release=_release_quietly):  # bound now: globals may be gone at shutdown
@@ -447,7 +448,10 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     # ---- views -------------------------------------------------------------------------------
 
     def _view(self, handle: int) -> "Storage":
-        return Storage._from_handle(handle, sync_state=self.sync_state, params=self._params)
+        view = Storage._from_handle(handle, sync_state=self.sync_state, params=self._params)
+        # NumPy: a view's base is the array that owns the memory (chains collapse).
+        view._base = self if self._base is None else self._base
+        return view
 
     def transpose(self, *axes) -> "Storage":
         """View with the dimensions permuted (NumPy semantics: no axes reverses them)."""
@@ -930,6 +934,85 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         """Imaginary part (like ndarray.imag)."""
         return self._write_array("imag").imag if not self.readonly else self._read_array().imag
 
+    @property
+    def base(self) -> Any:
+        """What the memory belongs to, like ``ndarray.base``: None for a storage that owns its
+        buffers (an allocation), the storage a view was made from (the owner, as NumPy collapses
+        chains of views), or the wrapped object of :func:`as_storage` (e.g. the NumPy array)."""
+        return self._base
+
+    @property
+    def flat(self) -> np.flatiter:
+        """``numpy.ndarray.flat`` of the values: a flat iterator over the host view, which
+        writes through it reach the storage (the host is made current and marked modified). A
+        read-only or device-only storage gives an iterator over read-only values (a host copy
+        for a device-only storage)."""
+        return self._values("flat").flat
+
+    @property
+    def ctypes(self) -> Any:
+        """``numpy.ndarray.ctypes`` of the host buffer (its address as a ctypes pointer, shape,
+        strides). The host is made current and, unless the storage is read-only, marked
+        modified, since the pointer may be written through (as ``__array_interface__``)."""
+        if not self._has_host:
+            raise GTNoSuchBufferError("ctypes: the storage has no host buffer",
+                                      _capi.ERROR_NO_SUCH_BUFFER)
+        return self._host_view(write=not self.readonly).ctypes
+
+    def _values(self, context: str) -> np.ndarray:
+        """The host view for reading and writing (host current, marked modified) of a writable
+        storage with a host buffer; otherwise read-only values (a device-only storage's are a
+        host copy, which writes could not reach)."""
+        if self._has_host and not self.readonly:
+            return self._write_array(context)
+        arr = self._read_array()
+        if arr.flags.writeable:
+            arr = arr.view()
+            arr.flags.writeable = False
+        return arr
+
+    def put(self, indices, values, mode: str = "raise") -> None:
+        """Writes ``values`` at the flat ``indices`` (``numpy.ndarray.put``), through the host
+        buffer (made current, marked modified)."""
+        self._write_array("put").put(indices, values, mode=mode)
+
+    def partition(self, kth, axis: int = -1, kind: str = "introselect", order=None) -> None:
+        """Partitions in place along ``axis`` (``numpy.ndarray.partition``), through the host
+        buffer (made current, marked modified)."""
+        self._write_array("partition").partition(kth, axis=axis, kind=kind, order=order)
+
+    def byteswap(self, inplace: bool = False):
+        """The values with their bytes swapped (``numpy.ndarray.byteswap``): a new NumPy array,
+        or with ``inplace=True`` the storage's own bytes swapped and the storage returned."""
+        if inplace:
+            self._write_array("byteswap").byteswap(True)
+            return self
+        return self._read_array().byteswap(False)
+
+    def setfield(self, val, dtype, offset: int = 0) -> None:
+        """Writes ``val`` into the field of type ``dtype`` at byte ``offset`` of every element
+        (``numpy.ndarray.setfield``), through the host buffer (made current, marked modified)."""
+        self._write_array("setfield").setfield(val, dtype, offset)
+
+    def dumps(self) -> bytes:
+        """The pickle of the storage (``numpy.ndarray.dumps``): ``pickle.loads`` gives back a
+        storage with the same values, dtype, preset, layout, halo and dims."""
+        import pickle
+
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def dump(self, file) -> None:
+        """Pickles the storage into ``file``, a path or a binary file object
+        (``numpy.ndarray.dump``); ``pickle.load`` reads it back."""
+        import os
+        import pickle
+
+        if isinstance(file, (str, bytes, os.PathLike)):
+            with open(file, "wb") as f:
+                pickle.dump(self, f, protocol=pickle.HIGHEST_PROTOCOL)
+        else:
+            pickle.dump(self, file, protocol=pickle.HIGHEST_PROTOCOL)
+
     def __bool__(self) -> bool:
         return bool(self._read_array())
 
@@ -1131,17 +1214,25 @@ _READ_METHODS = ("all", "any", "argmax", "argmin", "argpartition", "argsort", "a
                  "flatten", "item", "max", "mean", "min", "nonzero", "prod", "ptp", "repeat",
                  "round", "searchsorted", "std", "sum", "take", "tobytes", "tofile", "tolist",
                  "trace", "var")
-_VIEW_METHODS = ("ravel", "reshape", "squeeze", "swapaxes", "view")
+_VIEW_METHODS = ("getfield", "ravel", "reshape", "squeeze", "swapaxes", "view")
 
 
-def _delegate(name: str, write: bool):
+# ndarray methods that write the values in place (through the host buffer, marked modified).
+_INPLACE_METHODS = ("itemset",)
+
+
+def _delegate(name: str, write: bool, inplace: bool = False):
     ndarray_method = getattr(np.ndarray, name, None)
     if ndarray_method is None:  # e.g. ptp, gone in NumPy 2
         return None
 
-    def method(self, *args, **kwargs):
-        arr = self._write_array(name) if write and not self.readonly else self._read_array()
-        return getattr(arr, name)(*args, **kwargs)
+    if inplace:
+        def method(self, *args, **kwargs):
+            return getattr(self._write_array(name), name)(*args, **kwargs)
+    else:
+        def method(self, *args, **kwargs):
+            arr = self._write_array(name) if write and not self.readonly else self._read_array()
+            return getattr(arr, name)(*args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = (f"``numpy.ndarray.{name}`` on the storage's values"
@@ -1150,8 +1241,8 @@ def _delegate(name: str, write: bool):
     return method
 
 
-for _name in _READ_METHODS + _VIEW_METHODS:
-    _m = _delegate(_name, _name in _VIEW_METHODS)
+for _name in _READ_METHODS + _VIEW_METHODS + _INPLACE_METHODS:
+    _m = _delegate(_name, _name not in _READ_METHODS, _name in _INPLACE_METHODS)
     if _m is not None:
         setattr(Storage, _name, _m)
 del _name, _m
@@ -1326,7 +1417,7 @@ def _wrap_cuda_array(value) -> Storage:
     stream = _cai_stream(cai)
     shape = tuple(int(s) for s in cai["shape"])
     strides = cai.get("strides")
-    return _wait_for_producer(
+    out = _wait_for_producer(
         wrap_buffers(
             device_data=int(cai["data"][0]) or None,
             shape=shape,
@@ -1337,3 +1428,5 @@ def _wrap_cuda_array(value) -> Storage:
         ),
         stream,
     )
+    out._base = value
+    return out
