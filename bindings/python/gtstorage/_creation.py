@@ -1015,8 +1015,13 @@ def plan(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: 
     o = _options(shape, dtype, backend=backend, defaults=defaults, aligned_index=aligned_index,
                  dimensions=dimensions, dims=dims, layout=layout, alignment_size=alignment_size,
                  halo=halo, device=device, managed=managed)
+    return _plan_of(o, "plan")
+
+
+def _plan_of(o: _Options, context: str) -> Dict[str, Any]:
+    """The library's plan (gtstorage_plan) of prepared options, as :func:`plan` returns it."""
     out = _capi.new_struct(_capi.PlanInfo)
-    check(lib.gtstorage_plan(ctypes.byref(o.struct), ctypes.byref(out)), "plan")
+    check(lib.gtstorage_plan(ctypes.byref(o.struct), ctypes.byref(out)), context)
     n = out.ndim
     return {
         "shape": tuple(out.shape[:n]),

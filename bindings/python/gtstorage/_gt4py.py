@@ -84,6 +84,9 @@ def _prepare(init: int, shape, dtype, backend, aligned_index, dimensions, layout
 
     if backend is not None and not isinstance(backend, str):
         raise TypeError(f"backend must be a preset name (str), got {backend!r}")
+    if dimensions is not None:
+        shape, dtype, aligned_index, dimensions = _gt4py_dimensions(shape, dtype, aligned_index,
+                                                                    dimensions)
     o = _options(shape, dtype, backend=backend, aligned_index=aligned_index,
                  dimensions=dimensions, layout=layout, alignment_size=alignment_size)
     o.struct.init = init
@@ -94,6 +97,50 @@ def _prepare(init: int, shape, dtype, backend, aligned_index, dimensions, layout
                 _prepared.clear()
             _prepared[key] = entry
     return entry
+
+
+_CARTESIAN = ("I", "J", "K")
+
+
+def _gt4py_dimensions(shape, dtype, aligned_index, dimensions):
+    """GT4Py's reading of ``dimensions``, as labels the C library lays out by name.
+
+    GT4Py 1.2.3 (``gt4py.storage.cartesian.layout.layout_maker_factory``) applies a backend's
+    base layout by position, not by name: the first dimensions get the ranks of the I, J, K
+    that ``dimensions`` contains, in I, J, K order, and the remaining ones are data dimensions
+    (a sub-array dtype appends its own). ``dimensions=("K", "J", "I")`` is therefore laid out as
+    ``("I", "J", "K")``. This returns (shape, dtype, aligned_index, labels) that give the C
+    library's by-name layout exactly that: the labels are those canonical ones (a sub-array
+    dtype's data dimensions made explicit). Arguments that are not a clean GT4Py call (bad
+    types, unknown or repeated labels, a length mismatch) are returned unchanged, so that the
+    usual checks report them.
+    """
+    from ._creation import _dims_string, _split_dtype
+
+    try:
+        labels = [d for d in _dims_string(dimensions).split(",") if d]
+        base, sub_shape = _split_dtype(dtype)
+    except (TypeError, ValueError):
+        return shape, dtype, aligned_index, dimensions
+    if not all(d in _CARTESIAN or (d.isascii() and d.isdigit()) for d in labels):
+        return shape, dtype, aligned_index, dimensions
+    cartesian = [d for d in _CARTESIAN if d in labels]
+    if sum(d in _CARTESIAN for d in labels) != len(cartesian):  # a repeated I, J or K
+        return shape, dtype, aligned_index, dimensions
+    if not sub_shape:
+        n = len(labels)
+        return shape, dtype, aligned_index, tuple(cartesian) + tuple(map(str, range(n - len(cartesian))))
+    # GT4Py appends the sub-array's dimensions (data dimensions) to shape, dims and aligned index.
+    if type(shape) not in (tuple, list) or not all(_args.is_int(e) for e in shape) \
+            or len(shape) != len(labels):
+        return shape, dtype, aligned_index, dimensions
+    n = len(labels) + len(sub_shape)
+    canonical = tuple(cartesian) + tuple(map(str, range(n - len(cartesian))))
+    if aligned_index is not None:
+        if type(aligned_index) not in (tuple, list) or len(aligned_index) != len(shape):
+            return shape, dtype, aligned_index, dimensions
+        aligned_index = tuple(aligned_index) + (0,) * len(sub_shape)
+    return tuple(shape) + tuple(sub_shape), base, aligned_index, canonical
 
 
 def _types(shape):
@@ -425,6 +472,20 @@ def full_like(data: Any, fill_value: Any, dtype: DTypeLike = None, *,
     shape, dt, dims = _like(data, dtype, dimensions)
     return full(shape, fill_value, dt, backend=backend, aligned_index=aligned_index,
                 dimensions=dims, layout=layout, alignment_size=alignment_size)
+
+
+def _plan(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
+          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
+          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+          alignment_size: Optional[int] = None) -> Dict[str, Any]:
+    """The library's plan of a drop-in call (the array's shape, strides, alignment, device)
+    allocating nothing, as :func:`gtstorage.gdp3.plan` returns it; device backends need no
+    CuPy here (the tests compare GPU layouts with GT4Py's through it)."""
+    from ._creation import _plan_of
+
+    p = _prepare(_capi.INIT_UNINITIALIZED, shape, dtype, backend, aligned_index, dimensions,
+                 layout, alignment_size)
+    return _plan_of(p.options, "plan")
 
 
 # The native fast path of empty/zeros/ones (gtstorage._native.allocator): a call with a shape
