@@ -285,6 +285,34 @@ def test_device_backend_returns_what_cupy_makes_of_the_device_buffer(monkeypatch
     assert live()[0] == before[0]
 
 
+@pytest.mark.skipif(not DEVICE_PRESETS, reason="no device preset")
+def test_device_backend_without_cupy_says_so(monkeypatch):
+    # CuPy absent (an import of it fails) and the emulated device's memory let through as if it
+    # were CUDA memory: the drop-in says that CuPy is missing, names the function, and gives the
+    # allocation back.
+    from gtstorage import _storage
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # `import cupy` raises ImportError
+    monkeypatch.setattr(_storage, "_cupy_module", None)
+    monkeypatch.setattr(_storage, "_CAI_DEVICE_TYPES", _storage._CAI_DEVICE_TYPES + (12,))
+    backend = DEVICE_PRESETS[0]
+    before = live()
+    for name, call in [
+        ("zeros", lambda: gs.zeros((3, 3), backend=backend)),
+        ("empty", lambda: gs.empty((3,), np.float32, backend=backend)),
+        ("ones", lambda: gs.ones((2, 2, 2), backend=backend, dimensions=("K", "J", "I"))),
+        ("full", lambda: gs.full((3,), 1.5, backend=backend)),
+        ("from_array", lambda: gs.from_array(np.ones((2, 3)), backend=backend)),
+        ("zeros_like", lambda: gs.zeros_like(np.ones((2, 3)), backend=backend)),
+    ]:
+        with pytest.raises(RuntimeError) as info:
+            call()
+        assert str(info.value) == (
+            f"{name}: this backend allocates device memory and returns a cupy.ndarray, but CuPy "
+            "is not installed (pip install cupy-cuda12x or cupy-rocm-*)"), str(info.value)
+    assert live() == before  # nothing kept
+
+
 def test_code_written_for_gt4py_storage_runs():
     # The calls of GT4Py's own storage documentation, unchanged.
     backend = "gt:cpu_ifirst"

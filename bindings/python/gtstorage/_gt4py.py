@@ -346,7 +346,13 @@ def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: DTypeLike = n
     fill_value : scalar
         Converted to the element type as ``dtype.type(fill_value)`` (GT4Py's conversion).
     """
-    arr = _allocate(_capi.INIT_UNINITIALIZED, "full", shape, dtype, backend, aligned_index,
+    return _full("full", shape, fill_value, dtype, backend, aligned_index, dimensions, layout,
+                 alignment_size)
+
+
+def _full(context: str, shape, fill_value, dtype, backend, aligned_index, dimensions, layout,
+          alignment_size) -> Array:
+    arr = _allocate(_capi.INIT_UNINITIALIZED, context, shape, dtype, backend, aligned_index,
                     dimensions, layout, alignment_size)
     arr[...] = arr.dtype.type(fill_value)
     return arr
@@ -437,8 +443,8 @@ def empty_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
     """Like :func:`empty` with the shape of ``data``, its dtype unless ``dtype`` is given and
     its ``__gt_dims__`` (if it has them) unless ``dimensions`` is given."""
     shape, dt, dims = _like(data, dtype, dimensions)
-    return empty(shape, dt, backend=backend, aligned_index=aligned_index, dimensions=dims,
-                 layout=layout, alignment_size=alignment_size)
+    return _allocate(_capi.INIT_UNINITIALIZED, "empty_like", shape, dt, backend, aligned_index,
+                     dims, layout, alignment_size)
 
 
 @public()
@@ -448,8 +454,8 @@ def zeros_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
                alignment_size: Optional[int] = None) -> Array:
     """Like :func:`zeros` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
     shape, dt, dims = _like(data, dtype, dimensions)
-    return zeros(shape, dt, backend=backend, aligned_index=aligned_index, dimensions=dims,
-                 layout=layout, alignment_size=alignment_size)
+    return _allocate(_capi.INIT_ZEROS, "zeros_like", shape, dt, backend, aligned_index, dims,
+                     layout, alignment_size)
 
 
 @public()
@@ -459,8 +465,8 @@ def ones_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "n
               alignment_size: Optional[int] = None) -> Array:
     """Like :func:`ones` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
     shape, dt, dims = _like(data, dtype, dimensions)
-    return ones(shape, dt, backend=backend, aligned_index=aligned_index, dimensions=dims,
-                layout=layout, alignment_size=alignment_size)
+    return _allocate(_capi.INIT_ONES, "ones_like", shape, dt, backend, aligned_index, dims,
+                     layout, alignment_size)
 
 
 @public()
@@ -470,8 +476,8 @@ def full_like(data: Any, fill_value: Any, dtype: DTypeLike = None, *,
               alignment_size: Optional[int] = None) -> Array:
     """Like :func:`full` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
     shape, dt, dims = _like(data, dtype, dimensions)
-    return full(shape, fill_value, dt, backend=backend, aligned_index=aligned_index,
-                dimensions=dims, layout=layout, alignment_size=alignment_size)
+    return _full("full_like", shape, fill_value, dt, backend, aligned_index, dims, layout,
+                 alignment_size)
 
 
 def _plan(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
