@@ -58,7 +58,7 @@ def test_matching_parameters_are_accepted():
     ({"shape": "abc"}, TypeError, r"shape must be a sequence of ints"),
     ({"dtype": np.int8}, ValueError, r"dtype int8 does not match the storage's dtype float64"),
     ({"dtype": ">f8"}, ValueError, r"dtype >f8 does not match"),
-    ({"dtype": "no such type"}, TypeError, r"dtype must be a NumPy dtype"),
+    ({"dtype": "no such type"}, TypeError, r"dtype 'no such type' is not a NumPy dtype"),
     ({"sync_state": gs.SyncState.SYNC_HOST_DIRTY}, ValueError,
      r"sync_state SYNC_HOST_DIRTY does not match the storage's SYNC_CLEAN"),
     ({"sync_state": gs.SyncState(gs.SyncState.SYNC_DEVICE_DIRTY)}, ValueError,

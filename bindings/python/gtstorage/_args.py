@@ -72,6 +72,19 @@ def int_sequence(name: str, values, *, allow_scalar: bool = False, low: int = IN
     return out
 
 
+def dtype(value, name: str = "dtype") -> np.dtype:
+    """``numpy.dtype(value)``; NumPy's TypeError/ValueError keep their type and gain the
+    argument's name, anything else its parser raises (SyntaxError for ``"01"``, …) becomes a
+    TypeError."""
+    try:
+        return np.dtype(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name} {value!r} is not a NumPy dtype: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - NumPy's dtype parser
+        raise TypeError(f"{name} {value!r} is not a NumPy dtype ({type(exc).__name__}: "
+                        f"{exc})") from None
+
+
 def c_string(name: str, value: str, encoding: str = "ascii") -> bytes:
     """@p value encoded for a C string argument: ValueError naming @p name when it cannot be
     encoded or holds a NUL (ctypes would silently cut the string there)."""

@@ -61,7 +61,7 @@ def _alias(name_a: str, a, name_b: str, b):
 
 def _split_dtype(dtype):
     """NumPy dtype and the extra trailing dims of a sub-array dtype such as (float, (3,))."""
-    dt = np.dtype(dtype)
+    dt = _args.dtype(dtype)
     if dt.subdtype is not None:
         base, sub_shape = dt.subdtype
         return np.dtype(base), tuple(sub_shape)
@@ -170,7 +170,11 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
         s.aligned_index = o.ptr(_capi.int64_array(ai), ctypes.c_int64)
 
     if alignment_size is not None:
-        s.alignment_bytes = _args.int_scalar("alignment_size", alignment_size)
+        alignment = _args.int_scalar("alignment_size", alignment_size)
+        if alignment <= 0:  # the C library's 0 ("the preset's") is None here
+            raise ValueError(f"alignment_size must be a positive number of bytes, got "
+                             f"{alignment} (None: the preset's alignment)")
+        s.alignment_bytes = alignment
         o.params["alignment_size"] = s.alignment_bytes
 
     if device is _UNSET:
@@ -401,7 +405,7 @@ def from_array(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults:
                device_id: int = -1, pinned: bool = False, readonly: bool = False) -> Storage:
     host, src = _source_array(data)
     src_dtype = (host if host is not None else src).dtype
-    dt = np.dtype(src_dtype if dtype is None else dtype)
+    dt = src_dtype if dtype is None else _args.dtype(dtype)
     if dtype is None and not dt.isnative:
         dt = dt.newbyteorder("=")  # the library stores native byte order; the copy converts
     shape = tuple(host.shape if host is not None else src.shape)
@@ -479,7 +483,7 @@ def _like_kwargs(data, dtype, kwargs: Dict[str, Any]):
         arr = np.asarray(data) if not hasattr(data, "__cuda_array_interface__") else None
         if arr is None:
             cai = data.__cuda_array_interface__
-            shape, dt = tuple(cai["shape"]), np.dtype(cai["typestr"] if dtype is None else dtype)
+            shape, dt = tuple(cai["shape"]), _args.dtype(cai["typestr"] if dtype is None else dtype)
             kw.setdefault("device", "gpu")
         else:
             shape, dt = arr.shape, arr.dtype if dtype is None else dtype
@@ -675,8 +679,9 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
     ref = host if host is not None else dev
     if shape is not None and tuple(_ints("shape", shape, allow_scalar=True)) != tuple(ref["shape"]):
         raise ValueError(f"as_storage: shape {tuple(shape)} does not match the buffer's {tuple(ref['shape'])}")
-    if dtype is not None and np.dtype(dtype).str != ref["typestr"]:
-        raise ValueError(f"as_storage: dtype {np.dtype(dtype)} does not match the buffer's {ref['typestr']}")
+    if dtype is not None and _args.dtype(dtype).str != ref["typestr"]:
+        raise ValueError(f"as_storage: dtype {_args.dtype(dtype)} does not match the buffer's "
+                         f"{ref['typestr']}")
     ndim = len(ref["shape"])
     d = _alias("dimensions", dimensions, "dims", dims)
     if (d is _UNSET or d is None) and hasattr(data if data is not None else device_data, "__gt_dims__"):
@@ -734,13 +739,11 @@ def _as_storage_of_storage(st: Storage, *, sync_state, dims, halo, readonly, dev
         if want != st.shape:
             raise ValueError(f"shape {want} does not match the storage's shape {st.shape}")
     if dtype is not None:
-        try:
-            dt = np.dtype(dtype)
-        except TypeError:
-            raise TypeError(f"dtype must be a NumPy dtype, got {dtype!r}") from None
+        dt = _args.dtype(dtype)
         if dt != st.dtype:
-            raise ValueError(f"dtype {dt} does not match the storage's dtype {st.dtype} (as_storage "
-                             "never converts; use astype() or from_array() for a copy)")
+            raise ValueError(f"dtype {dt} does not match the storage's dtype {st.dtype} "
+                             "(as_storage never converts; use astype() or from_array() for a "
+                             "copy)")
     if dims is not _UNSET and dims is not None:
         labels = tuple(x for x in _dims_string(dims).split(",") if x)
         if labels != st.dims:
@@ -758,13 +761,16 @@ def _as_storage_of_storage(st: Storage, *, sync_state, dims, halo, readonly, dev
     if managed is not _UNSET:
         key = managed.lower() if isinstance(managed, str) else managed
         if not (key is None or key is False or (isinstance(key, str) and key in _MANAGED_NAMES)):
-            raise ValueError(f"managed must be None, 'gtstorage' (or 'gt4py') or 'cuda', got {managed!r}")
+            raise ValueError(f"managed must be None, 'gtstorage' (or 'gt4py') or 'cuda', got "
+                             f"{managed!r}")
         if _MANAGED_NAMES[key] != st.managed:
-            raise ValueError(f"managed={managed!r} does not match the storage's managed={st.managed!r}")
+            raise ValueError(f"managed={managed!r} does not match the storage's "
+                             f"managed={st.managed!r}")
     device_id = _args.int_scalar("device_id", device_id, _args.INT32_MIN, _args.INT32_MAX)
     if device_id != -1:
         if not st._has_device:
-            raise ValueError(f"device_id={device_id} does not match: the storage has no device buffer")
+            raise ValueError(f"device_id={device_id} does not match: the storage has no device "
+                             "buffer")
         have = st._geom(_capi.SIDE_DEVICE).device_id
         if have != device_id:
             raise ValueError(f"device_id={device_id} does not match the storage's device {have}")
@@ -775,7 +781,8 @@ def _as_storage_of_storage(st: Storage, *, sync_state, dims, halo, readonly, dev
                 raise ValueError("sync_state is the SyncState of another storage; a view shares "
                                  "the storage's own (storage.sync_state)")
         else:
-            value = sync_state.state if isinstance(sync_state, SyncState) else SyncState._check(sync_state)
+            value = (sync_state.state if isinstance(sync_state, SyncState)
+                     else SyncState._check(sync_state))
             if value != own.state:
                 names = SyncState._NAMES
                 raise ValueError(
@@ -859,8 +866,8 @@ def _as_storage_dlpack(data, *, dims, halo, readonly, shape, dtype, layout, pres
         raise ValueError("readonly=False was asked for, but the DLPack tensor is read-only")
     if shape is not None and tuple(_ints("shape", shape, allow_scalar=True)) != st.shape:
         raise ValueError(f"shape {tuple(shape)} does not match the buffer's {st.shape}")
-    if dtype is not None and np.dtype(dtype) != st.dtype:
-        raise ValueError(f"dtype {np.dtype(dtype)} does not match the buffer's {st.dtype}")
+    if dtype is not None and _args.dtype(dtype) != st.dtype:
+        raise ValueError(f"dtype {_args.dtype(dtype)} does not match the buffer's {st.dtype}")
     _validate(st, preset, aligned_index, alignment_size, layout)
     return st
 

@@ -129,7 +129,8 @@ def _gt4py_dimensions(shape, dtype, aligned_index, dimensions):
         return shape, dtype, aligned_index, dimensions
     if not sub_shape:
         n = len(labels)
-        return shape, dtype, aligned_index, tuple(cartesian) + tuple(map(str, range(n - len(cartesian))))
+        data_dims = tuple(map(str, range(n - len(cartesian))))
+        return shape, dtype, aligned_index, tuple(cartesian) + data_dims
     # GT4Py appends the sub-array's dimensions (data dimensions) to shape, dims and aligned index.
     if type(shape) not in (tuple, list) or not all(_args.is_int(e) for e in shape) \
             or len(shape) != len(labels):
@@ -393,7 +394,7 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[st
 
     host, src = _source_array(data)
     src_dtype = (host if host is not None else src).dtype
-    dt = np.dtype(src_dtype if dtype is None else dtype)
+    dt = src_dtype if dtype is None else _args.dtype(dtype)
     if dtype is None and not dt.isnative:
         dt = dt.newbyteorder("=")
     shape = tuple(host.shape if host is not None else src.shape)
@@ -426,11 +427,16 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[st
 def _like(data, dtype, dimensions):
     shape, dt = _data_shape_dtype(data)
     if dtype is not None:
-        dt = np.dtype(dtype)
+        dt = _args.dtype(dtype)
     if dimensions is None and hasattr(data, "__gt_dims__"):
         dimensions = tuple(data.__gt_dims__)
     base, sub_shape = dt.subdtype if dt.subdtype is not None else (dt, ())
     if sub_shape:
+        # As from_array: the data's trailing extents are the sub-array dtype's data dimensions
+        # (the result has the data's shape).
+        if tuple(shape[len(shape) - len(sub_shape):]) != tuple(sub_shape):
+            raise ValueError(f"data of shape {tuple(shape)} does not end in the dtype's shape "
+                             f"{tuple(sub_shape)}")
         shape = shape[: len(shape) - len(sub_shape)]
     return shape, dt, dimensions
 

@@ -182,10 +182,20 @@ class _Geometry:
         self.allocation = int(info.allocation or 0)
         self.device_type = int(info.device_type)
         self.device_id = int(info.device_id)
-        # The NumPy array interface (v3) of this side; handed out as a copy.
+        # The NumPy array interface (v3) of this side; handed out as a copy. A zero-size buffer
+        # may have no address (wrapped empty memory); NumPy 1.x refuses a NULL address even for
+        # an empty array, so it is given one that is never read.
+        data = self.data
+        if not data and 0 in self.shape:
+            data = _EMPTY_ADDRESS
         self.interface = {"shape": self.shape, "typestr": self.typestr,
-                          "data": (self.data, self.readonly), "strides": self.strides,
+                          "data": (data, self.readonly), "strides": self.strides,
                           "version": 3}
+
+
+# The address a zero-size buffer without one reports (never dereferenced: no element).
+_EMPTY_BUFFER = ctypes.create_string_buffer(16)
+_EMPTY_ADDRESS = ctypes.addressof(_EMPTY_BUFFER)
 
 
 def _has_side(handle: int, side: int) -> bool:
