@@ -16,8 +16,8 @@ import numpy as np
 from . import _args, _capi
 from ._args import public
 from ._capi import check, lib
-from ._storage import (Storage, SyncState, _array_desc, _cai_stream, _wait_for_producer,
-                       _wrap_cuda_array, wrap_buffers)
+from ._storage import (_STORAGE_PARAMETERS_DOC, Storage, SyncState, _array_desc, _cai_stream,
+                       _wait_for_producer, _wrap_cuda_array, wrap_buffers)
 
 _UNSET: Any = _args.UNSET  # "not given"
 
@@ -365,9 +365,12 @@ def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: Any = np.floa
 empty.__doc__ = _doc("""Storage with uninitialized values (GDP-3 ``empty``).""")
 zeros.__doc__ = _doc("""Storage filled with 0, halo and padding included (GDP-3 ``zeros``).""")
 ones.__doc__ = _doc("""Storage filled with 1 (GDP-3 ``ones``).""")
-full.__doc__ = _doc("""Storage filled with ``fill_value`` (GDP-3 ``full``).
-
-    ``fill_value`` (a scalar) is converted to ``dtype`` like NumPy converts.""")
+full.__doc__ = _doc("""Storage filled with ``fill_value`` (GDP-3 ``full``).""").replace(
+    """    dtype : dtype-like, optional
+""", """    fill_value : scalar
+        The value of every element, converted to ``dtype`` as NumPy converts.
+    dtype : dtype-like, optional
+""", 1)
 
 
 def _scalar(value, dtype: np.dtype) -> np.ndarray:
@@ -492,9 +495,12 @@ def _like_kwargs(data, dtype, kwargs: Dict[str, Any]):
     return shape, dt, kw
 
 
-_LIKE_DOC = """Like ``{name}`` (GDP-3 ``{name}_like``), with every parameter not given taken
-    from ``data`` (a Storage: shape, dtype, preset, dims, layout, halo, aligned index, device,
-    managed; an array: shape, dtype and ``__gt_dims__``). ``shape`` cannot be overridden.
+_LIKE_DOC = """{what} storage shaped like ``data`` (GDP-3 ``{name}_like``).
+
+    Every parameter not given is taken from ``data`` (a Storage: shape, dtype, preset, dims,
+    layout, halo, aligned index, alignment, device, managed, device id, pinned; an array: shape,
+    dtype and ``__gt_dims__``). ``shape`` cannot be overridden; a sub-array ``dtype`` appends
+    its extents to it (as NumPy's ``*_like`` do).
 """
 
 
@@ -550,13 +556,24 @@ def full_like(data: Any, fill_value: Any, dtype: Any = None, *, backend: Any = _
     return full(shape, fill_value, dt, **kw)
 
 
-for _f, _n in ((empty_like, "empty"), (zeros_like, "zeros"), (ones_like, "ones"),
-               (full_like, "full")):
-    _f.__doc__ = _LIKE_DOC.format(name=_n) + _PARAMETERS_DOC.split("    Returns")[0].replace(
-        "shape : int or sequence of int\n        Extents in elements, halo included (a sub-array "
-        "``dtype`` appends data dimensions).\n", "data : Storage or array-like\n        The "
-        "template.\n") + "    Returns\n    -------\n    Storage\n"
-del _f, _n
+for _f, _n, _what in ((empty_like, "empty", "An uninitialized"), (zeros_like, "zeros", "A zero"),
+                     (ones_like, "ones", "A ones"), (full_like, "full", "A ``fill_value``")):
+    _params = _PARAMETERS_DOC.replace(
+        """    shape : int or sequence of int
+        Extents in elements, halo included (a sub-array ``dtype`` appends data dimensions).
+    dtype : dtype-like, optional
+        Element type (default ``numpy.float64``).
+""", """    data : Storage or array-like
+        The template.
+""" + ("""    fill_value : scalar
+        The value of every element, converted to ``dtype`` as NumPy converts.
+""" if _n == "full" else "") + """    dtype : dtype-like, optional
+        Element type (default: the data's).
+""")
+    assert _params != _PARAMETERS_DOC
+    _f.__doc__ = _LIKE_DOC.format(name=_n, what=_what) + _params
+    _f.__wrapped__.__doc__ = _f.__doc__
+del _f, _n, _what, _params
 
 
 # ---- GDP-3 wrapping -----------------------------------------------------------------------------
@@ -618,6 +635,9 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
         Device ordinal of ``device_data`` (-1: as the pointer says).
     shape, dtype, layout : optional
         Checked against the buffer.
+    managed, device : optional
+        GDP-3 keywords; only values consistent with wrapping (and with a storage given as
+        ``data``) are accepted.
     backend, defaults : str, optional
         A preset the buffer must suit: its stride order for these dims and its alignment of the
         aligned element are checked.
@@ -625,8 +645,6 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
         Element whose address must be aligned (default: the first interior point).
     alignment_size : int, optional
         Alignment in bytes that element's address must have.
-    managed, device : optional
-        GDP-3 keywords; only values consistent with wrapping are accepted.
 
     Returns
     -------
@@ -950,23 +968,13 @@ def storage(data: Any = None, device_data: Any = None, *, dtype: Any = None, cop
             dims: Any = _UNSET, layout: Any = None, alignment_size: Any = None, halo: Any = None,
             device: Any = _UNSET, managed: Any = _UNSET, device_id: int = -1,
             readonly: Any = None) -> Storage:
-    """GDP-3 ``storage``: a copy of ``data`` (or ``device_data``) with ``copy=True`` (see
-    :func:`from_array`), else the buffers wrapped (see :func:`as_storage`). Without any data and
-    ``copy=False`` it allocates like :func:`empty` (``shape`` then required). The other
-    keywords are those of :func:`empty` (copy) or :func:`as_storage` (wrap).
+    """A storage holding a copy of ``data``, or wrapping it (GDP-3 ``storage``).
 
-    Parameters
-    ----------
-    data, device_data : array-like, optional
-        Host and device sources; with both and ``copy=True`` the side that ``sync_state`` says
-        is current is copied.
-    copy : bool, optional
-        Copy (default) or wrap.
-
-    Returns
-    -------
-    Storage
-    """
+    With ``copy=True`` (the default) the values of ``data`` (or ``device_data``) are copied into
+    a new storage (see :func:`from_array`); with ``copy=False`` the buffers are wrapped (see
+    :func:`as_storage`) and, without any data, a storage is allocated like :func:`empty`
+    (``shape`` then required). ``Storage(...)`` is this function.
+{parameters}    """
     common = {k: v for k, v in dict(backend=backend, defaults=defaults, dimensions=dimensions,
                                     dims=dims, device=device, managed=managed).items()
               if v is not _UNSET}
@@ -994,6 +1002,10 @@ def storage(data: Any = None, device_data: Any = None, *, dtype: Any = None, cop
             source = device_data
         common.setdefault("device", "gpu")
     return from_array(source, dtype, **common)
+
+
+storage.__doc__ = storage.__wrapped__.__doc__ = storage.__doc__.format(
+    parameters=_STORAGE_PARAMETERS_DOC)
 
 
 # ---- library queries ----------------------------------------------------------------------------

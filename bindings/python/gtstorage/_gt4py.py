@@ -261,36 +261,29 @@ def _cupy_array(handle: int, info, context: str) -> Array:
 
 # ---- public allocators -----------------------------------------------------------------------
 
-
-def empty(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
-          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
-          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-          alignment_size: Optional[int] = None) -> Array:
-    """Allocates an array of uninitialized values with the layout a backend wants
-    (``gt4py.storage.empty``).
-
-    Parameters
-    ----------
-    shape : sequence of int
-        Extents of the array (a sub-array ``dtype`` appends its shape as data dimensions).
-    dtype : dtype-like, optional
-        Element type (default ``numpy.float64``).
-    backend : str, optional
+# The docstring parts the allocators share.
+_DOC_PARTS = {
+    "shape": """    shape : int or sequence of int
+        Extents of the array (a sub-array ``dtype`` appends its shape as data dimensions).""",
+    "dtype": """    dtype : dtype-like, optional
+        Element type (default ``numpy.float64``).""",
+    "keywords": """    backend : str, optional
         A GT4Py backend or gtstorage preset name (``"numpy"``, ``"gt:cpu_kfirst"``,
         ``"gt:gpu"``, …); it decides stride order, padding, alignment and device.
     aligned_index : sequence of int, optional
         Index of the element whose address is aligned (default: the first element).
     dimensions : sequence of str, optional
         Labels of the dimensions (``"I"``, ``"J"``, ``"K"``, data dimensions ``"0"``, …), which
-        choose the stride order; they are not stored.
+        choose the stride order as in GT4Py: by position (the first dimensions take the ranks
+        of the I, J, K present, in that order; the others are data dimensions). They are not
+        stored.
     layout : sequence of int, optional
         Stride order overriding the backend's (0 = largest stride), the allocation note's
         ``layout``.
     alignment_size : int, optional
         Alignment in bytes of the aligned element overriding the backend's: any positive
-        multiple of the item size (or a divisor of it), as GT4Py allows.
-
-    Returns
+        multiple of the item size (or a divisor of it), as GT4Py allows.""",
+    "returns": """    Returns
     -------
     numpy.ndarray or cupy.ndarray
         A NumPy array for host backends, a CuPy array for device backends; its memory belongs to
@@ -304,7 +297,27 @@ def empty(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
         Illegal or inconsistent values (``RuntimeError`` for an unknown backend, like GT4Py).
     OverflowError
         An integer out of the range of the C API (int64 extents and indices).
-    """
+    RuntimeError
+        A device backend without CuPy, or on the emulated device (whose memory CuPy cannot
+        use).
+""",
+}
+
+
+def empty(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
+          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
+          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+          alignment_size: Optional[int] = None) -> Array:
+    """Allocates an array of uninitialized values with the layout a backend wants
+    (``gt4py.storage.empty``).
+
+    Parameters
+    ----------
+{shape}
+{dtype}
+{keywords}
+
+{returns}"""
     return _allocate(_capi.INIT_UNINITIALIZED, "empty", shape, dtype, backend, aligned_index,
                      dimensions, layout, alignment_size)
 
@@ -315,8 +328,13 @@ def zeros(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
           alignment_size: Optional[int] = None) -> Array:
     """Allocates an array filled with 0 (``gt4py.storage.zeros``).
 
-    Parameters and result as :func:`empty`.
-    """
+    Parameters
+    ----------
+{shape}
+{dtype}
+{keywords}
+
+{returns}"""
     return _allocate(_capi.INIT_ZEROS, "zeros", shape, dtype, backend, aligned_index,
                      dimensions, layout, alignment_size)
 
@@ -327,8 +345,13 @@ def ones(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
          alignment_size: Optional[int] = None) -> Array:
     """Allocates an array filled with 1 (``gt4py.storage.ones``).
 
-    Parameters and result as :func:`empty`.
-    """
+    Parameters
+    ----------
+{shape}
+{dtype}
+{keywords}
+
+{returns}"""
     return _allocate(_capi.INIT_ONES, "ones", shape, dtype, backend, aligned_index,
                      dimensions, layout, alignment_size)
 
@@ -340,13 +363,15 @@ def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: DTypeLike = n
          alignment_size: Optional[int] = None) -> Array:
     """Allocates an array filled with ``fill_value`` (``gt4py.storage.full``).
 
-    Other parameters and the result as :func:`empty`.
-
     Parameters
     ----------
+{shape}
     fill_value : scalar
         Converted to the element type as ``dtype.type(fill_value)`` (GT4Py's conversion).
-    """
+{dtype}
+{keywords}
+
+{returns}"""
     return _full("full", shape, fill_value, dtype, backend, aligned_index, dimensions, layout,
                  alignment_size)
 
@@ -379,17 +404,19 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[st
 
     The copy changes layout and converts the element type in the C library (multi-threaded,
     cache-blocked), whatever the source layout; host and device sources are accepted.
-    Other parameters and the result as :func:`empty`.
 
     Parameters
     ----------
     data : array-like
-        Source values; its shape is the result's shape (a sub-array ``dtype`` takes its trailing
-        extents as data dimensions).
+        Source values (anything NumPy converts, or a device array with
+        ``__cuda_array_interface__``); its shape is the result's shape (a sub-array ``dtype``
+        takes its trailing extents as data dimensions).
     dtype : dtype-like or None, optional
         Element type of the result: ``numpy.float64`` by default, as in GT4Py; None keeps the
         source's.
-    """
+{keywords}
+
+{returns}"""
     from ._creation import _source_array, _split_dtype
 
     host, src = _source_array(data)
@@ -446,8 +473,22 @@ def empty_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
                aligned_index: Optional[Sequence[int]] = None,
                dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
                alignment_size: Optional[int] = None) -> Array:
-    """Like :func:`empty` with the shape of ``data``, its dtype unless ``dtype`` is given and
-    its ``__gt_dims__`` (if it has them) unless ``dimensions`` is given."""
+    """Allocates an array of uninitialized values shaped like ``data`` (as :func:`empty`).
+
+    GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
+    (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
+
+    Parameters
+    ----------
+    data : array-like
+        The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
+        sub-array ``dtype``, its trailing extents must be the dtype's (as in
+        :func:`from_array`).
+    dtype : dtype-like, optional
+        Element type (default: the data's).
+{keywords}
+
+{returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
     return _allocate(_capi.INIT_UNINITIALIZED, "empty_like", shape, dt, backend, aligned_index,
                      dims, layout, alignment_size)
@@ -458,7 +499,22 @@ def zeros_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
                aligned_index: Optional[Sequence[int]] = None,
                dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
                alignment_size: Optional[int] = None) -> Array:
-    """Like :func:`zeros` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
+    """Allocates an array of zeros shaped like ``data`` (as :func:`zeros`).
+
+    GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
+    (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
+
+    Parameters
+    ----------
+    data : array-like
+        The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
+        sub-array ``dtype``, its trailing extents must be the dtype's (as in
+        :func:`from_array`).
+    dtype : dtype-like, optional
+        Element type (default: the data's).
+{keywords}
+
+{returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
     return _allocate(_capi.INIT_ZEROS, "zeros_like", shape, dt, backend, aligned_index, dims,
                      layout, alignment_size)
@@ -469,7 +525,22 @@ def ones_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "n
               aligned_index: Optional[Sequence[int]] = None,
               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
               alignment_size: Optional[int] = None) -> Array:
-    """Like :func:`ones` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
+    """Allocates an array of ones shaped like ``data`` (as :func:`ones`).
+
+    GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
+    (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
+
+    Parameters
+    ----------
+    data : array-like
+        The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
+        sub-array ``dtype``, its trailing extents must be the dtype's (as in
+        :func:`from_array`).
+    dtype : dtype-like, optional
+        Element type (default: the data's).
+{keywords}
+
+{returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
     return _allocate(_capi.INIT_ONES, "ones_like", shape, dt, backend, aligned_index, dims,
                      layout, alignment_size)
@@ -480,7 +551,24 @@ def full_like(data: Any, fill_value: Any, dtype: DTypeLike = None, *,
               backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
               alignment_size: Optional[int] = None) -> Array:
-    """Like :func:`full` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
+    """Allocates an array of ``fill_value`` shaped like ``data`` (as :func:`full`).
+
+    GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
+    (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
+
+    Parameters
+    ----------
+    data : array-like
+        The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
+        sub-array ``dtype``, its trailing extents must be the dtype's (as in
+        :func:`from_array`).
+    fill_value : scalar
+        Converted to the element type as ``dtype.type(fill_value)`` (GT4Py's conversion).
+    dtype : dtype-like, optional
+        Element type (default: the data's).
+{keywords}
+
+{returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
     return _full("full_like", shape, fill_value, dt, backend, aligned_index, dims, layout,
                  alignment_size)
@@ -498,6 +586,13 @@ def _plan(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
     p = _prepare(_capi.INIT_UNINITIALIZED, shape, dtype, backend, aligned_index, dimensions,
                  layout, alignment_size)
     return _plan_of(p.options, "plan")
+
+
+for _f in (empty, zeros, ones, full, from_array, empty_like, zeros_like, ones_like, full_like):
+    _f.__doc__ = _f.__doc__.format(**_DOC_PARTS)
+    if hasattr(_f, "__wrapped__"):  # the @public wrapper shares the text
+        _f.__wrapped__.__doc__ = _f.__doc__
+del _f
 
 
 # The native fast path of empty/zeros/ones (gtstorage._native.allocator): a call with a shape
