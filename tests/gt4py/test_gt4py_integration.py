@@ -1,7 +1,8 @@
 # Integration test with the real GT4Py (gt4py==1.2.3): gtstorage as a drop-in for gt4py.storage.
 #
 # 1. Layouts: for every layout GT4Py registers (gt4py.storage.layout_registry.REGISTRY), every
-#    dims set (I, J, K, IJ, IK, JK, IJK, IJK + data dims), several aligned indices and dtypes,
+#    dims set (0-d, I, J, K, IJ, IK, JK, IJK, IJK + data dims, and for the drop-in every order
+#    of them: GT4Py lays dims out by position), several aligned indices and dtypes,
 #    gtstorage's drop-in allocators give the shape, strides, dtype and alignment of the aligned
 #    element that gt4py.storage gives; GDP-3 storages with a halo give the strides of
 #    gt4py.storage with aligned_index = lower halo, and __gt_origin__/__gt_dims__/domain_view
@@ -37,15 +38,32 @@ STENCIL_BACKENDS = [
 ]
 
 DIMS_SETS = [
-    ("I",), ("J",), ("K",), ("I", "J"), ("I", "K"), ("J", "K"), ("I", "J", "K"),
+    (), ("I",), ("J",), ("K",), ("I", "J"), ("I", "K"), ("J", "K"), ("I", "J", "K"),
     ("I", "J", "K", "0"), ("I", "J", "K", "0", "1"),
 ]
+
+
+def _permuted_dims():
+    """Every order of every I/J/K subset with up to two data dimensions (at most 4 labels)."""
+    import itertools
+
+    out = set()
+    for n_cart in range(4):
+        for cart in itertools.combinations("IJK", n_cart):
+            for n_data in range(3):
+                labels = cart + tuple(str(i) for i in range(n_data))
+                if 0 < len(labels) <= 4:
+                    out.update(itertools.permutations(labels))
+    return sorted(out)
+
+
+PERMUTED_DIMS = _permuted_dims()
 EXTENT = {"I": 11, "J": 7, "K": 5}  # odd sizes: padding of the contiguous dim shows
 DTYPES = [np.float64, np.float32, np.int32, np.int8]
 
 
 def dims_id(dims):
-    return "".join(dims)
+    return "".join(dims) or "0d"
 
 
 def shape_of(dims):
@@ -224,17 +242,71 @@ def test_gdp3_storage_layout_matches_gt4py(backend, dims):
         assert np.asarray(dv).strides == ref.strides, what
 
 
-@pytest.mark.xfail(
-    reason="known difference: gt4py.storage applies a backend's layout by dimension position "
-    "(its layout_maker ignores the order of `dimensions`), gtstorage by dimension name (GDP-3)",
-    strict=False,
-)
-@pytest.mark.parametrize("dims", [("K", "J", "I"), ("J", "I", "K"), ("K", "I")], ids=dims_id)
-def test_dropin_permuted_dims_like_gt4py(dims):
-    shape = shape_of(dims)
-    ref = gts.zeros(shape, backend="gt:cpu_kfirst", dimensions=dims)
-    arr = host_array(gs.zeros(shape, backend="gt:cpu_kfirst", dimensions=dims))
-    assert arr.strides == ref.strides
+@pytest.mark.parametrize("backend", CPU_LAYOUTS)
+def test_dropin_permuted_dims_like_gt4py(backend):
+    """gt4py.storage applies a backend's layout by dimension position (its layout_maker takes
+    the I, J, K that `dimensions` contains in I, J, K order, then the data dimensions), so
+    dimensions=("K", "J", "I") is laid out as ("I", "J", "K"): the drop-in does the same (GDP-3
+    storages lay dims out by name; see test_gdp3_kji_storage)."""
+    for dims in PERMUTED_DIMS:
+        shape = tuple(range(3, 3 + len(dims)))
+        for dtype in (np.float64, np.int8):
+            ai = tuple(1 for _ in dims)
+            ref = gts.zeros(shape, dtype, backend=backend, dimensions=dims, aligned_index=ai)
+            arr = host_array(gs.zeros(shape, dtype, backend=backend, dimensions=dims,
+                                      aligned_index=ai))
+            what = f"{backend} dimensions={dims} dtype={np.dtype(dtype)}"
+            assert (arr.shape, arr.dtype, arr.strides) == (ref.shape, ref.dtype, ref.strides), what
+            assert address_of(arr, ai) % alignment_bytes(backend, dtype) == 0, what
+        data = np.random.default_rng(0).random(shape)
+        ref = gts.from_array(data, backend=backend, dimensions=dims)
+        arr = host_array(gs.from_array(data, backend=backend, dimensions=dims))
+        assert arr.strides == ref.strides and np.array_equal(arr, ref), (backend, dims)
+    # A sub-array dtype appends data dimensions after permuted ones.
+    kw = dict(backend=backend, dimensions=("K", "I"), aligned_index=(1, 2))
+    ref = gts.zeros((4, 5), (np.float64, (3,)), **kw)
+    arr = host_array(gs.zeros((4, 5), (np.float64, (3,)), **kw))
+    assert (arr.shape, arr.dtype, arr.strides) == (ref.shape, ref.dtype, ref.strides)
+
+
+@pytest.mark.parametrize("backend", GPU_LAYOUTS)
+def test_dropin_permuted_dims_gpu_plan_like_gt4py(backend):
+    """The drop-in's plan for GPU backends with permuted dims against GT4Py's allocator run on
+    host memory with the GPU layout map and alignment."""
+    from gt4py._core import definitions as core_defs
+    from gt4py.storage import allocators
+
+    info = REGISTRY[backend]
+    host_alloc = allocators.NDArrayBufferAllocator(
+        device_type=core_defs.DeviceType.CPU, array_utils=allocators.numpy_array_utils
+    )
+    for dims in PERMUTED_DIMS:
+        shape = tuple(range(3, 3 + len(dims)))
+        ref = host_alloc.allocate(
+            shape, core_defs.dtype(np.float64), device_id=0, layout_map=info["layout_map"](dims),
+            byte_alignment=alignment_bytes(backend, np.float64), aligned_index=None,
+        )
+        p = gs._gt4py._plan(shape, np.float64, backend=backend, dimensions=dims)
+        assert tuple(p["strides"]) == tuple(ref.strides), (backend, dims, p)
+
+
+@pytest.mark.parametrize("backend", CPU_LAYOUTS)
+def test_dropin_0d_like_gt4py(backend):
+    """0-d fields (shape (), dimensions () or None), as gt4py.storage allocates them."""
+    for dims in (None, ()):
+        for name, args in [("empty", ((),)), ("zeros", ((),)), ("ones", ((),)),
+                           ("full", ((), 2.5))]:
+            ref = getattr(gts, name)(*args, backend=backend, dimensions=dims)
+            got = getattr(gs, name)(*args, backend=backend, dimensions=dims)
+            assert type(got) is type(ref) is np.ndarray, name
+            assert (got.shape, got.dtype, got.strides) == (ref.shape, ref.dtype, ref.strides), name
+            if name != "empty":
+                assert np.array_equal(got, ref), name
+        data = np.array(4.5)
+        ref = gts.from_array(data, backend=backend, dimensions=dims)
+        got = gs.from_array(data, backend=backend, dimensions=dims)
+        assert (got.shape, got.dtype, got.strides) == (ref.shape, ref.dtype, ref.strides)
+        assert got[()] == ref[()] == 4.5
 
 
 # ------------------------------------------------------------------------------------------------

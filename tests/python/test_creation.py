@@ -334,6 +334,36 @@ def test_storage_function_and_constructor():
         gs.storage()
 
 
+def test_storage_constructor_keywords_are_explicit():
+    # Issue 8 point 8: no **kwargs hiding GDP-3 keywords; the constructor's keywords are
+    # storage()'s, keyword-only and annotated, and a misspelt one names the constructor.
+    import inspect
+
+    want = inspect.signature(gs.storage).parameters
+    for fn in (gs.Storage, gs.Storage.__new__, gs.Storage.__init__):
+        params = dict(inspect.signature(fn).parameters)
+        params.pop("cls", None)
+        params.pop("self", None)
+        assert all(p.kind is not p.VAR_KEYWORD and p.kind is not p.VAR_POSITIONAL
+                   for p in params.values()), fn
+        assert list(params) == list(want), fn
+        for name, p in params.items():
+            assert p.kind == want[name].kind and p.default is want[name].default, (fn, name)
+            assert p.annotation is not inspect.Parameter.empty, (fn, name)
+    src = np.arange(6.0).reshape(2, 3)
+    s = gs.Storage(src, None, dtype=np.float32, copy=True, dims="IJ", halo=((1, 0), (0, 0)),
+                   layout=(1, 0), readonly=True)
+    assert (s.dtype, s.dims, s.halo, s.layout, s.readonly) == (
+        np.float32, ("I", "J"), ((1, 0), (0, 0)), (1, 0), True)
+    w = gs.Storage(src, copy=False, shape=(2, 3), dtype=np.float64)
+    assert np.shares_memory(w.to_numpy(), src)
+    with pytest.raises(TypeError, match=r"Storage.__new__\(\) got an unexpected keyword argument "
+                                        r"'dimz'"):
+        gs.Storage(src, dimz="IJ")
+    with pytest.raises(TypeError, match="positional"):
+        gs.Storage(src, None, np.float32)  # dtype is keyword-only, as in storage()
+
+
 # ---- alignment properties (after GT4Py's test_allocate_cpu) -----------------------------------
 
 DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,

@@ -68,6 +68,114 @@ def test_ndarray_methods_and_attributes():
     assert r.tolist() == [1, 2, 3, 4, 5, 6]
 
 
+def test_more_ndarray_attributes_follow_numpy():
+    s = field()
+    ref = np.arange(60.0).reshape(4, 5, 3)
+    # base: None for an allocation, the owner for views (chains collapse), the wrapped object.
+    assert s.base is None
+    assert s[1:].base is s and s[1:][1:].base is s and s.T.base is s and s.domain_view.base is s
+    arr = np.zeros((3, 4))
+    w = gs.as_storage(arr)
+    assert w.base is arr and w[1:].base is arr and gs.as_storage(w).base is arr
+    assert gs.as_storage(s).base is s and gs.as_storage(s, readonly=True).base is s
+    nd = np.zeros(4)
+    assert nd[1:].base is nd and nd[1:][1:].base is nd  # NumPy's rule, for comparison
+    # flat: reads and writes through the storage.
+    assert type(s.flat) is np.flatiter and list(s.flat) == ref.ravel().tolist()
+    assert s.flat[7] == 7.0
+    s.flat[7] = -1.0
+    assert s[0, 2, 1] == -1.0
+    s.flat[[0, 1]] = 9.0
+    assert s[0, 0, 0] == s[0, 0, 1] == 9.0
+    # ctypes: the host buffer's address.
+    assert s.ctypes.data == s.__array_interface__["data"][0]
+    assert s.ctypes.shape[:] == [4, 5, 3] and tuple(s.ctypes.strides) == s.strides
+    # put, partition: in place.
+    s.put([0, 59], [100.0, -100.0])
+    assert s[0, 0, 0] == 100.0 and s[3, 4, 2] == -100.0
+    p = gs.zeros((7,))
+    p[...] = [5, 1, 6, 0, 3, 2, 4]
+    assert p.partition(3) is None
+    vals = p.tolist()
+    assert vals[3] == 3 and max(vals[:3]) < 3 and min(vals[4:]) > 3
+    # byteswap: a new array, or the storage's own bytes swapped in place.
+    i = gs.full((3,), 1, np.int32)
+    swapped = i.byteswap()
+    assert type(swapped) is np.ndarray and swapped.tolist() == [2**24] * 3 and i.tolist() == [1] * 3
+    assert i.byteswap(inplace=True) is i and i.tolist() == [2**24] * 3
+    # getfield (a view), setfield (in place).
+    c = gs.zeros((2,), np.complex128)
+    c.setfield(2.5, np.float64, 8)
+    assert c.tolist() == [2.5j, 2.5j]
+    imag = c.getfield(np.float64, 8)
+    assert imag.tolist() == [2.5, 2.5]
+    imag[0] = 1.0  # NumPy: getfield of a writeable array is a view
+    assert c[0] == 1.0j
+    # dumps, dump: pickles of the storage.
+    t = pickle.loads(s.dumps())
+    assert isinstance(t, gtstorage.Storage) and t.halo == s.halo and np.array_equal(t, s)
+    import io
+
+    buf = io.BytesIO()
+    s.dump(buf)
+    buf.seek(0)
+    assert np.array_equal(pickle.load(buf), s)
+
+
+def test_more_ndarray_attributes_on_read_only_storages():
+    src = np.arange(6.0)
+    src.flags.writeable = False
+    r = gs.as_storage(src)
+    assert r.flat[2] == 2.0 and list(r.flat) == src.tolist()
+    with pytest.raises(ValueError):
+        r.flat[2] = 0.0
+    assert not r.ctypes.data == 0 and r.ctypes.data == src.ctypes.data
+    for call in (lambda: r.put([0], [1.0]), lambda: r.partition(1),
+                 lambda: r.byteswap(inplace=True), lambda: r.setfield(1.0, np.float64)):
+        with pytest.raises(ValueError, match="read-only"):
+            call()
+    assert r.byteswap().tolist() == src.byteswap().tolist()
+    assert r.tolist() == src.tolist()
+
+
+def test_more_ndarray_attributes_honour_the_sync_state():
+    m = gs.zeros((4,), device="gpu", managed="gtstorage")
+    m.synchronize()
+    dev = m.__gt_data_interface__["gpu"]
+
+    def device_write(value):  # behind the library's back (emulated device: host memory)
+        ctypes.memmove(dev["data"][0], np.full(4, value).ctypes.data, 32)
+        m.set_device_modified()
+
+    device_write(5.0)
+    assert m.flat[1] == 5.0 and m.sync_state.state == gs.SyncState.SYNC_HOST_DIRTY
+    m.host_to_device()
+    device_write(6.0)
+    assert np.frombuffer((ctypes.c_double * 4).from_address(m.ctypes.data), np.float64)[0] == 6.0
+    assert m.sync_state.state == gs.SyncState.SYNC_HOST_DIRTY  # the pointer may be written
+    m.host_to_device()
+    device_write(7.0)
+    m.put([0], [1.0])
+    assert m.tolist() == [1.0, 7.0, 7.0, 7.0]
+    assert m.sync_state.state == gs.SyncState.SYNC_HOST_DIRTY
+    m.host_to_device()
+    device_write(8.0)
+    assert m.byteswap().tolist() == np.full(4, 8.0).byteswap().tolist()
+    assert m.sync_state.state == gs.SyncState.SYNC_CLEAN  # a read
+    device_write(9.0)
+    m.partition(0)
+    assert m.tolist() == [9.0] * 4 and m.sync_state.state == gs.SyncState.SYNC_HOST_DIRTY
+    # A device-only storage: reads copy to the host; in-place writes need a host buffer.
+    d = gs.full((3,), 2.0, device="gpu", managed=None)
+    assert list(d.flat) == [2.0] * 3 and d.byteswap().tolist() == np.full(3, 2.0).byteswap().tolist()
+    with pytest.raises(ValueError):
+        d.flat[0] = 1.0  # the values of a device-only storage are a read-only host copy
+    with pytest.raises(gs.GTNoSuchBufferError, match="ctypes: the storage has no host buffer"):
+        d.ctypes
+    with pytest.raises(gs.GTNoSuchBufferError, match="put: the storage has no host buffer"):
+        d.put([0], [1.0])
+
+
 def test_reads_and_writes_honour_the_sync_state():
     m = gs.zeros((4,), device="gpu", managed="gtstorage")
     assert m.managed == "gtstorage"

@@ -29,6 +29,122 @@ def test_returns_plain_ndarray_with_the_plan_strides(backend, dims):
     assert a.ctypes.data % p["alignment_bytes"] == 0
 
 
+# GT4Py 1.2.3's layout rule (gt4py/storage/cartesian/layout.py, layout_maker_factory, copied):
+# the base layout is applied by position, not by name: the first dimensions get the ranks of the
+# I, J, K that `dimensions` contains (in I, J, K order), the others are data dimensions.
+def gt4py_layout_map(base_layout, dimensions):
+    mask = [dim in dimensions for dim in "IJK"]
+    ranks = [bl for m, bl in zip(mask, base_layout) if m]
+    data_dimensions_size = len(dimensions) - sum(mask)
+    ranks = [data_dimensions_size + r for r in ranks]
+    ranks += list(range(data_dimensions_size))
+    res_layout = [0] * len(ranks)
+    for i, idx in enumerate(np.argsort(ranks, kind="stable")):
+        res_layout[idx] = i
+    return tuple(res_layout)
+
+
+# ... and its strides (gt4py/storage/allocators.py, NDArrayBufferAllocator.allocate): the
+# contiguous dimension padded to the alignment.
+def gt4py_strides(shape, layout_map, itemsize, alignment_bytes):
+    per_block = (alignment_bytes // itemsize) or 1
+    order = [layout_map.index(i) for i in range(len(shape))]
+    padded = list(shape)
+    if shape:
+        padded[order[-1]] = -(-shape[order[-1]] // per_block) * per_block
+    strides = [itemsize] * len(shape)
+    acc = itemsize
+    for i in range(len(shape) - 2, -1, -1):
+        acc = strides[order[i]] = acc * padded[order[i + 1]]
+    return tuple(strides)
+
+
+GT4PY_BACKENDS = [p for p in gs.presets() if p["name"] in (
+    "numpy", "debug", "gt:cpu_kfirst", "gt:cpu_ifirst", "gt:gpu", "dace:cpu", "dace:cpu_kfirst",
+    "dace:cpu_KJI", "dace:gpu", "dace:gpu_IJK")]
+
+
+def permuted_dims():
+    """Every order of every I/J/K subset with up to two data dimensions, at most 4 labels."""
+    import itertools
+
+    out = []
+    for n_cart in range(4):
+        for cart in itertools.combinations("IJK", n_cart):
+            for n_data in range(3):
+                labels = cart + tuple(str(i) for i in range(n_data))
+                if 0 < len(labels) <= 4:
+                    out += itertools.permutations(labels)
+    return sorted(set(out))
+
+
+@pytest.mark.parametrize("preset", GT4PY_BACKENDS, ids=lambda p: p["name"])
+def test_permuted_dimensions_are_laid_out_like_gt4py(preset):
+    # gt4py.storage.zeros(shape, backend=b, dimensions=("K", "J", "I")) lays the array out as
+    # ("I", "J", "K"): the drop-in gives GT4Py's strides for every order of the dims.
+    backend = preset["name"]
+    for dims in permuted_dims():
+        shape = tuple(range(3, 3 + len(dims)))
+        for dtype in (np.float64, np.int8):
+            itemsize = np.dtype(dtype).itemsize
+            align = preset["alignment"] * (itemsize if preset["alignment_unit"] == "elements" else 1)
+            want = gt4py_strides(shape, gt4py_layout_map(preset["base_layout"], dims), itemsize,
+                                 align)
+            what = f"{backend} dimensions={dims} dtype={np.dtype(dtype)}"
+            assert gs._gt4py._plan(shape, dtype, backend=backend, dimensions=dims)["strides"] == \
+                want, what
+            if preset["device"] == "cpu":
+                a = gs.zeros(shape, dtype, backend=backend, dimensions=dims)
+                assert a.shape == shape and a.strides == want, what
+    # A sub-array dtype's data dimensions come after the given ones, as in GT4Py.
+    dims = ("K", "I")
+    want = gt4py_strides((3, 4, 2), gt4py_layout_map(preset["base_layout"], dims + ("0",)), 8,
+                         preset["alignment"] * (8 if preset["alignment_unit"] == "elements" else 1))
+    assert gs._gt4py._plan((3, 4), (np.float64, (2,)), backend=backend,
+                           dimensions=dims)["strides"] == want
+    if preset["device"] == "cpu":
+        a = gs.zeros((3, 4), (np.float64, (2,)), backend=backend, dimensions=dims,
+                     aligned_index=(1, 2))
+        assert a.shape == (3, 4, 2) and a.strides == want and a.dtype == np.float64
+
+
+def test_permuted_dimensions_of_like_functions_and_from_array():
+    data = np.arange(60.0).reshape(3, 4, 5)
+    for dims in [("K", "J", "I"), ("J", "K", "I")]:
+        want = gs.zeros((3, 4, 5), backend="gt:cpu_ifirst", dimensions=("I", "J", "K")).strides
+        a = gs.from_array(data, backend="gt:cpu_ifirst", dimensions=dims)
+        assert a.strides == want and np.array_equal(a, data)
+        assert gs.empty_like(data, backend="gt:cpu_ifirst", dimensions=dims).strides == want
+        assert gs.full((3, 4, 5), 1.0, backend="gt:cpu_ifirst", dimensions=dims).strides == want
+
+
+def test_bad_dimensions_are_still_reported():
+    with pytest.raises(ValueError, match=r"^zeros: .*dims"):
+        gs.zeros((3, 4), backend="numpy", dimensions=("I", "I"))
+    with pytest.raises(ValueError, match=r"^zeros: .*dims"):
+        gs.zeros((3, 4), backend="numpy", dimensions=("I", "X"))
+    with pytest.raises(ValueError, match=r"^zeros: dims .* has 3 labels for a shape of 2"):
+        gs.zeros((3, 4), backend="numpy", dimensions=("K", "J", "I"))
+    with pytest.raises(TypeError, match=r"^zeros: dims must be a sequence of str"):
+        gs.zeros((3, 4), backend="numpy", dimensions=5)
+
+
+@pytest.mark.parametrize("backend", HOST_PRESETS)
+def test_zero_d_like_gt4py(backend):
+    for dims in (None, ()):
+        for fn, args in ((gs.zeros, ()), (gs.ones, ()), (gs.empty, ()), (gs.full, (2.5,))):
+            a = fn((), *args, backend=backend, dimensions=dims)
+            assert type(a) is np.ndarray and a.shape == () and a.strides == (), (fn, dims)
+        f = gs.full((), 2.5, backend=backend, dimensions=dims, aligned_index=())
+        assert f[()] == 2.5
+        a = gs.from_array(np.float64(4.0), backend=backend, dimensions=dims)
+        assert a.shape == () and a[()] == 4.0
+        assert gs.zeros_like(a, dimensions=dims).shape == ()
+        assert gs._gt4py._plan((), backend=backend, dimensions=dims)["shape"] == ()
+    with pytest.raises(ValueError, match=r"^zeros: dims \('I',\) has 1 labels for a shape of 0"):
+        gs.zeros((), backend=backend, dimensions=("I",))
+
+
 def test_values_of_each_allocator():
     assert (gs.ones((2, 3), backend="gt:cpu_ifirst") == 1).all()
     f = gs.full((2, 3), 2.5, np.float32, backend="gt:cpu_kfirst")
@@ -167,6 +283,34 @@ def test_device_backend_returns_what_cupy_makes_of_the_device_buffer(monkeypatch
     del arr
     gc.collect()
     assert live()[0] == before[0]
+
+
+@pytest.mark.skipif(not DEVICE_PRESETS, reason="no device preset")
+def test_device_backend_without_cupy_says_so(monkeypatch):
+    # CuPy absent (an import of it fails) and the emulated device's memory let through as if it
+    # were CUDA memory: the drop-in says that CuPy is missing, names the function, and gives the
+    # allocation back.
+    from gtstorage import _storage
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # `import cupy` raises ImportError
+    monkeypatch.setattr(_storage, "_cupy_module", None)
+    monkeypatch.setattr(_storage, "_CAI_DEVICE_TYPES", _storage._CAI_DEVICE_TYPES + (12,))
+    backend = DEVICE_PRESETS[0]
+    before = live()
+    for name, call in [
+        ("zeros", lambda: gs.zeros((3, 3), backend=backend)),
+        ("empty", lambda: gs.empty((3,), np.float32, backend=backend)),
+        ("ones", lambda: gs.ones((2, 2, 2), backend=backend, dimensions=("K", "J", "I"))),
+        ("full", lambda: gs.full((3,), 1.5, backend=backend)),
+        ("from_array", lambda: gs.from_array(np.ones((2, 3)), backend=backend)),
+        ("zeros_like", lambda: gs.zeros_like(np.ones((2, 3)), backend=backend)),
+    ]:
+        with pytest.raises(RuntimeError) as info:
+            call()
+        assert str(info.value) == (
+            f"{name}: this backend allocates device memory and returns a cupy.ndarray, but CuPy "
+            "is not installed (pip install cupy-cuda12x or cupy-rocm-*)"), str(info.value)
+    assert live() == before  # nothing kept
 
 
 def test_code_written_for_gt4py_storage_runs():

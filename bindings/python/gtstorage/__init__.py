@@ -81,7 +81,15 @@ __all__ = [
 
 
 def get_stats() -> Dict[str, int]:
-    """Library-wide counters: live handles/buffers, bytes allocated, host<->device transfers."""
+    """Library-wide counters: live handles and buffers, bytes allocated, transfers, pools.
+
+    Returns
+    -------
+    dict
+        ``live_handles``, ``live_buffers``, ``host_bytes``, ``device_bytes``, the host<->device
+        transfer counters (``h2d_count``, ``h2d_bytes``, ``d2h_count``, ``d2h_bytes``) and the
+        pool counters of ``gtstorage_stats``, by name.
+    """
     out = _capi.new_struct(_capi.Stats)
     _check(_lib.gtstorage_get_stats(ctypes.byref(out)), "get_stats")
     return {name: int(getattr(out, name)) for name, _ in _capi.Stats._fields_[2:]}
@@ -135,6 +143,11 @@ def pool_trim(memory: str = "all", keep_bytes: int = 0) -> None:
         ``"host"``, ``"pinned_host"``, ``"device"`` or ``"all"``.
     keep_bytes : int
         Bytes the pool may keep afterwards (≥ 0; 0 frees every kept block).
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError
+        An unknown memory, or ``keep_bytes`` not an int in [0, 2**63).
     """
     m = _pool_memory(memory, "pool_trim")
     keep = _args.int_scalar("pool_trim: keep_bytes", keep_bytes, 0)
@@ -150,6 +163,11 @@ def pool_set_limit(memory: str, limit_bytes: int) -> None:
         ``"host"``, ``"pinned_host"``, ``"device"`` or ``"all"``.
     limit_bytes : int
         The limit (≥ 0); 0 turns pooling off for that memory.
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError
+        An unknown memory, or ``limit_bytes`` not an int in [0, 2**63).
     """
     m = _pool_memory(memory, "pool_set_limit")
     limit = _args.int_scalar("pool_set_limit: limit_bytes", limit_bytes, 0)
@@ -157,7 +175,15 @@ def pool_set_limit(memory: str, limit_bytes: int) -> None:
 
 
 def presets() -> List[Dict[str, Any]]:
-    """The registered presets (GT4Py backends and more), in registration order."""
+    """The registered presets (GT4Py backends and more), in registration order.
+
+    Returns
+    -------
+    list of dict
+        Per preset: ``name``, ``alignment`` and its ``alignment_unit`` (``"bytes"`` or
+        ``"elements"``), ``device`` (``"cpu"`` or ``"gpu"``), ``rule`` (``"by_dims"``, ``"C"``
+        or ``"F"``) and ``base_layout`` (the ranks of I, J, K).
+    """
     count = ctypes.c_int32()
     _check(_lib.gtstorage_preset_count(ctypes.byref(count)), "presets")
     result = []
@@ -176,15 +202,41 @@ def presets() -> List[Dict[str, Any]]:
 
 
 def device_count() -> int:
-    """Usable devices of the active device backend (0 without one). Raises GTDriverTooOldError
-    where a GPU is held back by a driver older than the library's CUDA runtime."""
+    """The number of usable devices of the active device backend.
+
+    Returns
+    -------
+    int
+        Usable devices (0 without a device backend).
+
+    Raises
+    ------
+    GTDriverTooOldError
+        A GPU is held back by a driver older than the library's CUDA runtime.
+    """
     out = ctypes.c_int32()
     _check(_lib.gtstorage_device_count(ctypes.byref(out)), "device_count")
     return int(out.value)
 
 
 def set_device_backend(name: str) -> None:
-    """Selects "cuda", "hip", "emulated" or "auto" (only while no device storage is alive)."""
+    """Selects the device backend (only while no device storage is alive).
+
+    Parameters
+    ----------
+    name : str
+        ``"cuda"``, ``"hip"``, ``"emulated"`` (the real GPU code over a simulated runtime on
+        host memory) or ``"auto"`` (the first that has a device).
+
+    Raises
+    ------
+    TypeError
+        ``name`` is not a str.
+    ValueError
+        An unknown backend name (a GTValueError from the library).
+    GTStorageError
+        The backend cannot be changed now (device storages are alive) or is not built in.
+    """
     if not isinstance(name, str):
         raise TypeError(f"set_device_backend: name must be a str, got {name!r}")
     if not name.isascii():
@@ -193,15 +245,36 @@ def set_device_backend(name: str) -> None:
 
 
 def get_device_backend() -> str:
-    """The active device backend: "cuda", "hip", "emulated" or "none"."""
+    """The active device backend.
+
+    Returns
+    -------
+    str
+        ``"cuda"``, ``"hip"``, ``"emulated"`` or ``"none"``.
+    """
     buf = ctypes.create_string_buffer(64)
     _check(_lib.gtstorage_get_device_backend(buf, len(buf)), "get_device_backend")
     return buf.value.decode("ascii")
 
 
 def set_device(device_id: int) -> None:
-    """Makes ``device_id`` the calling thread's current device (``cudaSetDevice``): storages this
-    thread creates without an explicit device go there. Other threads keep their own."""
+    """Makes ``device_id`` the calling thread's current device (``cudaSetDevice``).
+
+    Storages this thread creates without an explicit device go there; other threads keep their
+    own current device.
+
+    Parameters
+    ----------
+    device_id : int
+        A device ordinal of the active backend (0 ≤ ``device_id`` < :func:`device_count`).
+
+    Raises
+    ------
+    TypeError, OverflowError
+        ``device_id`` is not an int in the int32 range.
+    GTStorageError
+        No such device (GTValueError or GTDeviceError).
+    """
     from ._args import INT32_MAX, INT32_MIN, int_scalar
 
     _check(_lib.gtstorage_set_device(int_scalar("set_device: device_id", device_id, INT32_MIN,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import numbers
 import operator
-from typing import Callable, List, Optional, TypeVar
+from typing import Any, Callable, List, Optional, TypeVar
 
 import numpy as np
 
@@ -19,6 +19,10 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 UINT64_MAX = 2**64 - 1
 
 F = TypeVar("F", bound=Callable)
+
+# "Not given" (None is a meaningful value for device and managed): the preset's, the template's
+# or the buffer's value is used.
+UNSET: Any = type("_Default", (), {"__repr__": lambda self: "<default>"})()
 
 
 def is_int(value) -> bool:
@@ -66,6 +70,19 @@ def int_sequence(name: str, values, *, allow_scalar: bool = False, low: int = IN
             raise OverflowError(f"{name}: {v} is out of range [{low}, {high}]")
         out.append(v)
     return out
+
+
+def dtype(value, name: str = "dtype") -> np.dtype:
+    """``numpy.dtype(value)``; NumPy's TypeError/ValueError keep their type and gain the
+    argument's name, anything else its parser raises (SyntaxError for ``"01"``, …) becomes a
+    TypeError."""
+    try:
+        return np.dtype(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name} {value!r} is not a NumPy dtype: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - NumPy's dtype parser
+        raise TypeError(f"{name} {value!r} is not a NumPy dtype ({type(exc).__name__}: "
+                        f"{exc})") from None
 
 
 def c_string(name: str, value: str, encoding: str = "ascii") -> bytes:

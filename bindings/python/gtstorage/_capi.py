@@ -41,7 +41,15 @@ def new_struct(cls):
 
 
 class GTStorageError(Exception):
-    """Base class of the errors reported by libgtstorage (``status`` holds the C status code)."""
+    """Base class of the errors reported by libgtstorage (``status`` holds the C status code).
+
+    Parameters
+    ----------
+    message : str
+        What went wrong (the library's message, prefixed with the public function).
+    status : int, optional
+        The C status code (``GTSTORAGE_ERROR_*``), kept as the ``status`` attribute.
+    """
 
     def __init__(self, message: str, status: int = ERROR_INTERNAL):
         super().__init__(message)
@@ -97,6 +105,13 @@ class GTCommunicationError(GTStorageError, RuntimeError):
 class GTInternalError(GTStorageError, RuntimeError):
     """A bug in gtstorage."""
 
+
+# The subclasses take the base class's constructor arguments.
+for _cls in (GTValueError, GTMemoryError, GTNoSuchBufferError, GTUnknownPresetError, GTDeviceError,
+             GTDriverTooOldError, GTSyncConflictError, GTUnsupportedError, GTInternalError):
+    _cls.__doc__ = _cls.__doc__.rstrip() + "\n" + GTStorageError.__doc__[
+        GTStorageError.__doc__.index("\n    Parameters"):]
+del _cls
 
 _ERROR_CLASSES = {
     ERROR_INVALID_ARGUMENT: GTValueError,

@@ -16,12 +16,10 @@ import numpy as np
 from . import _args, _capi
 from ._args import public
 from ._capi import check, lib
-from ._storage import (Storage, SyncState, _array_desc, _cai_stream, _wait_for_producer,
-                       _wrap_cuda_array, wrap_buffers)
+from ._storage import (_STORAGE_PARAMETERS_DOC, Storage, SyncState, _array_desc, _cai_stream,
+                       _wait_for_producer, _wrap_cuda_array, wrap_buffers)
 
-# "Not given" (None is a meaningful value for device and managed): the preset's or the
-# template's value is used.
-_UNSET: Any = type("_Default", (), {"__repr__": lambda self: "<default>"})()
+_UNSET: Any = _args.UNSET  # "not given"
 
 _MANAGED = {
     None: _capi.MANAGED_NONE,
@@ -63,7 +61,7 @@ def _alias(name_a: str, a, name_b: str, b):
 
 def _split_dtype(dtype):
     """NumPy dtype and the extra trailing dims of a sub-array dtype such as (float, (3,))."""
-    dt = np.dtype(dtype)
+    dt = _args.dtype(dtype)
     if dt.subdtype is not None:
         base, sub_shape = dt.subdtype
         return np.dtype(base), tuple(sub_shape)
@@ -172,7 +170,11 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
         s.aligned_index = o.ptr(_capi.int64_array(ai), ctypes.c_int64)
 
     if alignment_size is not None:
-        s.alignment_bytes = _args.int_scalar("alignment_size", alignment_size)
+        alignment = _args.int_scalar("alignment_size", alignment_size)
+        if alignment <= 0:  # the C library's 0 ("the preset's") is None here
+            raise ValueError(f"alignment_size must be a positive number of bytes, got "
+                             f"{alignment} (None: the preset's alignment)")
+        s.alignment_bytes = alignment
         o.params["alignment_size"] = s.alignment_bytes
 
     if device is _UNSET:
@@ -363,9 +365,12 @@ def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: Any = np.floa
 empty.__doc__ = _doc("""Storage with uninitialized values (GDP-3 ``empty``).""")
 zeros.__doc__ = _doc("""Storage filled with 0, halo and padding included (GDP-3 ``zeros``).""")
 ones.__doc__ = _doc("""Storage filled with 1 (GDP-3 ``ones``).""")
-full.__doc__ = _doc("""Storage filled with ``fill_value`` (GDP-3 ``full``).
-
-    ``fill_value`` (a scalar) is converted to ``dtype`` like NumPy converts.""")
+full.__doc__ = _doc("""Storage filled with ``fill_value`` (GDP-3 ``full``).""").replace(
+    """    dtype : dtype-like, optional
+""", """    fill_value : scalar
+        The value of every element, converted to ``dtype`` as NumPy converts.
+    dtype : dtype-like, optional
+""", 1)
 
 
 def _scalar(value, dtype: np.dtype) -> np.ndarray:
@@ -403,7 +408,7 @@ def from_array(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults:
                device_id: int = -1, pinned: bool = False, readonly: bool = False) -> Storage:
     host, src = _source_array(data)
     src_dtype = (host if host is not None else src).dtype
-    dt = np.dtype(src_dtype if dtype is None else dtype)
+    dt = src_dtype if dtype is None else _args.dtype(dtype)
     if dtype is None and not dt.isnative:
         dt = dt.newbyteorder("=")  # the library stores native byte order; the copy converts
     shape = tuple(host.shape if host is not None else src.shape)
@@ -481,7 +486,7 @@ def _like_kwargs(data, dtype, kwargs: Dict[str, Any]):
         arr = np.asarray(data) if not hasattr(data, "__cuda_array_interface__") else None
         if arr is None:
             cai = data.__cuda_array_interface__
-            shape, dt = tuple(cai["shape"]), np.dtype(cai["typestr"] if dtype is None else dtype)
+            shape, dt = tuple(cai["shape"]), _args.dtype(cai["typestr"] if dtype is None else dtype)
             kw.setdefault("device", "gpu")
         else:
             shape, dt = arr.shape, arr.dtype if dtype is None else dtype
@@ -490,9 +495,12 @@ def _like_kwargs(data, dtype, kwargs: Dict[str, Any]):
     return shape, dt, kw
 
 
-_LIKE_DOC = """Like ``{name}`` (GDP-3 ``{name}_like``), with every parameter not given taken
-    from ``data`` (a Storage: shape, dtype, preset, dims, layout, halo, aligned index, device,
-    managed; an array: shape, dtype and ``__gt_dims__``). ``shape`` cannot be overridden.
+_LIKE_DOC = """{what} storage shaped like ``data`` (GDP-3 ``{name}_like``).
+
+    Every parameter not given is taken from ``data`` (a Storage: shape, dtype, preset, dims,
+    layout, halo, aligned index, alignment, device, managed, device id, pinned; an array: shape,
+    dtype and ``__gt_dims__``). ``shape`` cannot be overridden; a sub-array ``dtype`` appends
+    its extents to it (as NumPy's ``*_like`` do).
 """
 
 
@@ -548,13 +556,24 @@ def full_like(data: Any, fill_value: Any, dtype: Any = None, *, backend: Any = _
     return full(shape, fill_value, dt, **kw)
 
 
-for _f, _n in ((empty_like, "empty"), (zeros_like, "zeros"), (ones_like, "ones"),
-               (full_like, "full")):
-    _f.__doc__ = _LIKE_DOC.format(name=_n) + _PARAMETERS_DOC.split("    Returns")[0].replace(
-        "shape : int or sequence of int\n        Extents in elements, halo included (a sub-array "
-        "``dtype`` appends data dimensions).\n", "data : Storage or array-like\n        The "
-        "template.\n") + "    Returns\n    -------\n    Storage\n"
-del _f, _n
+for _f, _n, _what in ((empty_like, "empty", "An uninitialized"), (zeros_like, "zeros", "A zero"),
+                     (ones_like, "ones", "A ones"), (full_like, "full", "A ``fill_value``")):
+    _params = _PARAMETERS_DOC.replace(
+        """    shape : int or sequence of int
+        Extents in elements, halo included (a sub-array ``dtype`` appends data dimensions).
+    dtype : dtype-like, optional
+        Element type (default ``numpy.float64``).
+""", """    data : Storage or array-like
+        The template.
+""" + ("""    fill_value : scalar
+        The value of every element, converted to ``dtype`` as NumPy converts.
+""" if _n == "full" else "") + """    dtype : dtype-like, optional
+        Element type (default: the data's).
+""")
+    assert _params != _PARAMETERS_DOC
+    _f.__doc__ = _LIKE_DOC.format(name=_n, what=_what) + _params
+    _f.__wrapped__.__doc__ = _f.__doc__
+del _f, _n, _what, _params
 
 
 # ---- GDP-3 wrapping -----------------------------------------------------------------------------
@@ -589,6 +608,13 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
                alignment_size: Optional[int] = None) -> Storage:
     """Storage over existing memory, without copying (GDP-3 ``as_storage``).
 
+    Every parameter given is validated against the buffer (GDP-3), and the error says what does
+    not match. A gtstorage :class:`Storage` as ``data`` gives a view sharing its buffers and
+    :class:`SyncState`; its parameters are fixed, so ``shape``, ``dtype``, ``dims``, ``halo``,
+    ``device``, ``managed``, ``device_id`` and ``sync_state`` must be its own, and
+    ``readonly=True`` gives a read-only view (NumPy's ``setflags(write=False)`` on a view; only
+    a storage with one buffer, host or device, has one).
+
     Parameters
     ----------
     data : array-like, optional
@@ -609,6 +635,9 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
         Device ordinal of ``device_data`` (-1: as the pointer says).
     shape, dtype, layout : optional
         Checked against the buffer.
+    managed, device : optional
+        GDP-3 keywords; only values consistent with wrapping (and with a storage given as
+        ``data``) are accepted.
     backend, defaults : str, optional
         A preset the buffer must suit: its stride order for these dims and its alignment of the
         aligned element are checked.
@@ -616,8 +645,6 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
         Element whose address must be aligned (default: the first interior point).
     alignment_size : int, optional
         Alignment in bytes that element's address must have.
-    managed, device : optional
-        GDP-3 keywords; only values consistent with wrapping are accepted.
 
     Returns
     -------
@@ -633,11 +660,15 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
     """
     if data is None and device_data is None:
         raise TypeError("as_storage needs data, device_data or both")
+    if readonly is not None and not isinstance(readonly, (bool, np.bool_)):
+        raise TypeError(f"readonly must be None, True or False, got {readonly!r}")
     if isinstance(data, Storage) and device_data is None:
-        view = data[...]
-        _validate(view, _alias("backend", backend, "defaults", defaults), aligned_index,
-                  alignment_size, layout)
-        return view
+        return _as_storage_of_storage(
+            data, sync_state=sync_state, dims=_alias("dimensions", dimensions, "dims", dims),
+            halo=halo, readonly=readonly, device_id=device_id, shape=shape, dtype=dtype,
+            layout=layout, managed=managed, device=device,
+            preset=_alias("backend", backend, "defaults", defaults),
+            aligned_index=aligned_index, alignment_size=alignment_size)
     if device_data is None and _is_dlpack_only(data):
         return _as_storage_dlpack(data, dims=_alias("dimensions", dimensions, "dims", dims),
                                   halo=halo, readonly=readonly, shape=shape, dtype=dtype,
@@ -666,8 +697,9 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
     ref = host if host is not None else dev
     if shape is not None and tuple(_ints("shape", shape, allow_scalar=True)) != tuple(ref["shape"]):
         raise ValueError(f"as_storage: shape {tuple(shape)} does not match the buffer's {tuple(ref['shape'])}")
-    if dtype is not None and np.dtype(dtype).str != ref["typestr"]:
-        raise ValueError(f"as_storage: dtype {np.dtype(dtype)} does not match the buffer's {ref['typestr']}")
+    if dtype is not None and _args.dtype(dtype).str != ref["typestr"]:
+        raise ValueError(f"as_storage: dtype {_args.dtype(dtype)} does not match the buffer's "
+                         f"{ref['typestr']}")
     ndim = len(ref["shape"])
     d = _alias("dimensions", dimensions, "dims", dims)
     if (d is _UNSET or d is None) and hasattr(data if data is not None else device_data, "__gt_dims__"):
@@ -702,9 +734,119 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
         keepalive=keep,
         sync_state_obj=state_obj,
     )
+    st._base = data if data is not None else device_data
     _validate(st, _alias("backend", backend, "defaults", defaults), aligned_index,
               alignment_size, layout)
     return _wait_for_producer(st, dev_stream) if dev is not None else st
+
+
+_MANAGED_NAMES = {None: False, False: False, "none": False, "gtstorage": "gtstorage",
+                  "gt4py": "gtstorage", "mirror": "gtstorage", "cuda": "cuda", "unified": "cuda"}
+
+
+def _as_storage_of_storage(st: Storage, *, sync_state, dims, halo, readonly, device_id, shape,
+                           dtype, layout, managed, device, preset, aligned_index,
+                           alignment_size) -> Storage:
+    """GDP-3 ``as_storage`` of a gtstorage Storage: a view of the same buffers that shares its
+    sync state. A storage's parameters are fixed, so every given parameter is checked against it
+    (ValueError saying what does not match); ``readonly=True`` of a writable storage gives a
+    read-only view (NumPy's ``setflags(write=False)`` on a view), which needs a storage with one
+    buffer (a host + device pair's sync state cannot be shared by a second handle)."""
+    if shape is not None:
+        want = tuple(_ints("shape", shape, allow_scalar=True))
+        if want != st.shape:
+            raise ValueError(f"shape {want} does not match the storage's shape {st.shape}")
+    if dtype is not None:
+        dt = _args.dtype(dtype)
+        if dt != st.dtype:
+            raise ValueError(f"dtype {dt} does not match the storage's dtype {st.dtype} "
+                             "(as_storage never converts; use astype() or from_array() for a "
+                             "copy)")
+    if dims is not _UNSET and dims is not None:
+        labels = tuple(x for x in _dims_string(dims).split(",") if x)
+        if labels != st.dims:
+            raise ValueError(f"dims {labels} do not match the storage's dims {st.dims}")
+    if halo is not None:
+        flat = _halo_flat(halo, st.ndim)
+        want = tuple((flat[2 * d], flat[2 * d + 1]) for d in range(len(flat) // 2))
+        if want != st.halo:
+            raise ValueError(f"halo {want} does not match the storage's halo {st.halo}")
+    if device is not _UNSET:
+        if not (device is None or (isinstance(device, str) and device in ("cpu", "gpu"))):
+            raise ValueError(f"device must be None, 'cpu' or 'gpu', got {device!r}")
+        if (device == "gpu") != st._has_device:
+            raise ValueError(f"device={device!r} does not match the storage's device={st.device!r}")
+    if managed is not _UNSET:
+        key = managed.lower() if isinstance(managed, str) else managed
+        if not (key is None or key is False or (isinstance(key, str) and key in _MANAGED_NAMES)):
+            raise ValueError(f"managed must be None, 'gtstorage' (or 'gt4py') or 'cuda', got "
+                             f"{managed!r}")
+        if _MANAGED_NAMES[key] != st.managed:
+            raise ValueError(f"managed={managed!r} does not match the storage's "
+                             f"managed={st.managed!r}")
+    device_id = _args.int_scalar("device_id", device_id, _args.INT32_MIN, _args.INT32_MAX)
+    if device_id != -1:
+        if not st._has_device:
+            raise ValueError(f"device_id={device_id} does not match: the storage has no device "
+                             "buffer")
+        have = st._geom(_capi.SIDE_DEVICE).device_id
+        if have != device_id:
+            raise ValueError(f"device_id={device_id} does not match the storage's device {have}")
+    if sync_state is not None:
+        own = st.sync_state
+        if isinstance(sync_state, SyncState) and sync_state.is_bound:
+            if sync_state is not own:
+                raise ValueError("sync_state is the SyncState of another storage; a view shares "
+                                 "the storage's own (storage.sync_state)")
+        else:
+            value = (sync_state.state if isinstance(sync_state, SyncState)
+                     else SyncState._check(sync_state))
+            if value != own.state:
+                names = SyncState._NAMES
+                raise ValueError(
+                    f"sync_state {names[value]} does not match the storage's {names[own.state]} "
+                    "(as_storage does not change the state of a storage: use modify() or "
+                    "set_synchronized())")
+    if readonly is not None and not readonly and st.readonly:
+        raise ValueError("readonly=False was asked for, but the storage is read-only")
+    if readonly and not st.readonly:
+        view = _readonly_view(st)
+    else:
+        view = st[...]
+    _validate(view, preset, aligned_index, alignment_size, layout)
+    return view
+
+
+def _readonly_view(st: Storage) -> Storage:
+    """A read-only storage over the buffer of @p st (kept alive by it): a new handle whose
+    buffer refuses writes, as the library keeps the flag per buffer."""
+    if st._has_host and st._has_device:
+        raise ValueError(
+            "readonly=True: a read-only view of a storage with host and device buffers cannot "
+            "share its sync state (it lives with the buffers, which stay writable); only a "
+            "host-only or device-only storage has read-only views")
+    side = _capi.SIDE_HOST if st._has_host else _capi.SIDE_DEVICE
+    g = st._geom(side)
+    if side == _capi.SIDE_DEVICE:
+        # Work queued on the source's stream is settled before a second handle uses the memory.
+        check(lib.gtstorage_wait_stream(st._handle, 0), "as_storage")
+    halo = [h for pair in g.halo for h in pair]
+    out = wrap_buffers(
+        data=(g.data or None) if side == _capi.SIDE_HOST else None,
+        device_data=(g.data or None) if side == _capi.SIDE_DEVICE else None,
+        shape=g.shape,
+        host_strides=g.strides if side == _capi.SIDE_HOST else None,
+        device_strides=g.strides if side == _capi.SIDE_DEVICE else None,
+        typestr=g.typestr,
+        dims=",".join(g.dims) or None,
+        halo=halo or None,
+        readonly=True,
+        device_id=g.device_id if side == _capi.SIDE_DEVICE else -1,
+        keepalive=st,
+    )
+    out._params = dict(st._params)
+    out._base = st if st._base is None else st._base
+    return out
 
 
 def _is_dlpack_only(data) -> bool:
@@ -737,12 +879,13 @@ def _as_storage_dlpack(data, *, dims, halo, readonly, shape, dtype, layout, pres
     handle = wrap_dlpack(data, context="as_storage(data)", dims=dims_str, halo=halo_flat,
                          readonly=bool(readonly))
     st = Storage._from_handle(handle)
+    st._base = data
     if readonly is False and st.readonly:
         raise ValueError("readonly=False was asked for, but the DLPack tensor is read-only")
     if shape is not None and tuple(_ints("shape", shape, allow_scalar=True)) != st.shape:
         raise ValueError(f"shape {tuple(shape)} does not match the buffer's {st.shape}")
-    if dtype is not None and np.dtype(dtype) != st.dtype:
-        raise ValueError(f"dtype {np.dtype(dtype)} does not match the buffer's {st.dtype}")
+    if dtype is not None and _args.dtype(dtype) != st.dtype:
+        raise ValueError(f"dtype {_args.dtype(dtype)} does not match the buffer's {st.dtype}")
     _validate(st, preset, aligned_index, alignment_size, layout)
     return st
 
@@ -825,23 +968,13 @@ def storage(data: Any = None, device_data: Any = None, *, dtype: Any = None, cop
             dims: Any = _UNSET, layout: Any = None, alignment_size: Any = None, halo: Any = None,
             device: Any = _UNSET, managed: Any = _UNSET, device_id: int = -1,
             readonly: Any = None) -> Storage:
-    """GDP-3 ``storage``: a copy of ``data`` (or ``device_data``) with ``copy=True`` (see
-    :func:`from_array`), else the buffers wrapped (see :func:`as_storage`). Without any data and
-    ``copy=False`` it allocates like :func:`empty` (``shape`` then required). The other
-    keywords are those of :func:`empty` (copy) or :func:`as_storage` (wrap).
+    """A storage holding a copy of ``data``, or wrapping it (GDP-3 ``storage``).
 
-    Parameters
-    ----------
-    data, device_data : array-like, optional
-        Host and device sources; with both and ``copy=True`` the side that ``sync_state`` says
-        is current is copied.
-    copy : bool, optional
-        Copy (default) or wrap.
-
-    Returns
-    -------
-    Storage
-    """
+    With ``copy=True`` (the default) the values of ``data`` (or ``device_data``) are copied into
+    a new storage (see :func:`from_array`); with ``copy=False`` the buffers are wrapped (see
+    :func:`as_storage`) and, without any data, a storage is allocated like :func:`empty`
+    (``shape`` then required). ``Storage(...)`` is this function.
+{parameters}    """
     common = {k: v for k, v in dict(backend=backend, defaults=defaults, dimensions=dimensions,
                                     dims=dims, device=device, managed=managed).items()
               if v is not _UNSET}
@@ -871,6 +1004,10 @@ def storage(data: Any = None, device_data: Any = None, *, dtype: Any = None, cop
     return from_array(source, dtype, **common)
 
 
+storage.__doc__ = storage.__wrapped__.__doc__ = storage.__doc__.format(
+    parameters=_STORAGE_PARAMETERS_DOC)
+
+
 # ---- library queries ----------------------------------------------------------------------------
 
 
@@ -897,8 +1034,13 @@ def plan(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: 
     o = _options(shape, dtype, backend=backend, defaults=defaults, aligned_index=aligned_index,
                  dimensions=dimensions, dims=dims, layout=layout, alignment_size=alignment_size,
                  halo=halo, device=device, managed=managed)
+    return _plan_of(o, "plan")
+
+
+def _plan_of(o: _Options, context: str) -> Dict[str, Any]:
+    """The library's plan (gtstorage_plan) of prepared options, as :func:`plan` returns it."""
     out = _capi.new_struct(_capi.PlanInfo)
-    check(lib.gtstorage_plan(ctypes.byref(o.struct), ctypes.byref(out)), "plan")
+    check(lib.gtstorage_plan(ctypes.byref(o.struct), ctypes.byref(out)), context)
     n = out.ndim
     return {
         "shape": tuple(out.shape[:n]),

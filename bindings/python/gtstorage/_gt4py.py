@@ -84,6 +84,9 @@ def _prepare(init: int, shape, dtype, backend, aligned_index, dimensions, layout
 
     if backend is not None and not isinstance(backend, str):
         raise TypeError(f"backend must be a preset name (str), got {backend!r}")
+    if dimensions is not None:
+        shape, dtype, aligned_index, dimensions = _gt4py_dimensions(shape, dtype, aligned_index,
+                                                                    dimensions)
     o = _options(shape, dtype, backend=backend, aligned_index=aligned_index,
                  dimensions=dimensions, layout=layout, alignment_size=alignment_size)
     o.struct.init = init
@@ -94,6 +97,51 @@ def _prepare(init: int, shape, dtype, backend, aligned_index, dimensions, layout
                 _prepared.clear()
             _prepared[key] = entry
     return entry
+
+
+_CARTESIAN = ("I", "J", "K")
+
+
+def _gt4py_dimensions(shape, dtype, aligned_index, dimensions):
+    """GT4Py's reading of ``dimensions``, as labels the C library lays out by name.
+
+    GT4Py 1.2.3 (``gt4py.storage.cartesian.layout.layout_maker_factory``) applies a backend's
+    base layout by position, not by name: the first dimensions get the ranks of the I, J, K
+    that ``dimensions`` contains, in I, J, K order, and the remaining ones are data dimensions
+    (a sub-array dtype appends its own). ``dimensions=("K", "J", "I")`` is therefore laid out as
+    ``("I", "J", "K")``. This returns (shape, dtype, aligned_index, labels) that give the C
+    library's by-name layout exactly that: the labels are those canonical ones (a sub-array
+    dtype's data dimensions made explicit). Arguments that are not a clean GT4Py call (bad
+    types, unknown or repeated labels, a length mismatch) are returned unchanged, so that the
+    usual checks report them.
+    """
+    from ._creation import _dims_string, _split_dtype
+
+    try:
+        labels = [d for d in _dims_string(dimensions).split(",") if d]
+        base, sub_shape = _split_dtype(dtype)
+    except (TypeError, ValueError):
+        return shape, dtype, aligned_index, dimensions
+    if not all(d in _CARTESIAN or (d.isascii() and d.isdigit()) for d in labels):
+        return shape, dtype, aligned_index, dimensions
+    cartesian = [d for d in _CARTESIAN if d in labels]
+    if sum(d in _CARTESIAN for d in labels) != len(cartesian):  # a repeated I, J or K
+        return shape, dtype, aligned_index, dimensions
+    if not sub_shape:
+        n = len(labels)
+        data_dims = tuple(map(str, range(n - len(cartesian))))
+        return shape, dtype, aligned_index, tuple(cartesian) + data_dims
+    # GT4Py appends the sub-array's dimensions (data dimensions) to shape, dims and aligned index.
+    if type(shape) not in (tuple, list) or not all(_args.is_int(e) for e in shape) \
+            or len(shape) != len(labels):
+        return shape, dtype, aligned_index, dimensions
+    n = len(labels) + len(sub_shape)
+    canonical = tuple(cartesian) + tuple(map(str, range(n - len(cartesian))))
+    if aligned_index is not None:
+        if type(aligned_index) not in (tuple, list) or len(aligned_index) != len(shape):
+            return shape, dtype, aligned_index, dimensions
+        aligned_index = tuple(aligned_index) + (0,) * len(sub_shape)
+    return tuple(shape) + tuple(sub_shape), base, aligned_index, canonical
 
 
 def _types(shape):
@@ -213,36 +261,29 @@ def _cupy_array(handle: int, info, context: str) -> Array:
 
 # ---- public allocators -----------------------------------------------------------------------
 
-
-def empty(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
-          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
-          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-          alignment_size: Optional[int] = None) -> Array:
-    """Allocates an array of uninitialized values with the layout a backend wants
-    (``gt4py.storage.empty``).
-
-    Parameters
-    ----------
-    shape : sequence of int
-        Extents of the array (a sub-array ``dtype`` appends its shape as data dimensions).
-    dtype : dtype-like, optional
-        Element type (default ``numpy.float64``).
-    backend : str, optional
+# The docstring parts the allocators share.
+_DOC_PARTS = {
+    "shape": """    shape : int or sequence of int
+        Extents of the array (a sub-array ``dtype`` appends its shape as data dimensions).""",
+    "dtype": """    dtype : dtype-like, optional
+        Element type (default ``numpy.float64``).""",
+    "keywords": """    backend : str, optional
         A GT4Py backend or gtstorage preset name (``"numpy"``, ``"gt:cpu_kfirst"``,
         ``"gt:gpu"``, …); it decides stride order, padding, alignment and device.
     aligned_index : sequence of int, optional
         Index of the element whose address is aligned (default: the first element).
     dimensions : sequence of str, optional
         Labels of the dimensions (``"I"``, ``"J"``, ``"K"``, data dimensions ``"0"``, …), which
-        choose the stride order; they are not stored.
+        choose the stride order as in GT4Py: by position (the first dimensions take the ranks
+        of the I, J, K present, in that order; the others are data dimensions). They are not
+        stored.
     layout : sequence of int, optional
         Stride order overriding the backend's (0 = largest stride), the allocation note's
         ``layout``.
     alignment_size : int, optional
         Alignment in bytes of the aligned element overriding the backend's: any positive
-        multiple of the item size (or a divisor of it), as GT4Py allows.
-
-    Returns
+        multiple of the item size (or a divisor of it), as GT4Py allows.""",
+    "returns": """    Returns
     -------
     numpy.ndarray or cupy.ndarray
         A NumPy array for host backends, a CuPy array for device backends; its memory belongs to
@@ -256,7 +297,27 @@ def empty(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
         Illegal or inconsistent values (``RuntimeError`` for an unknown backend, like GT4Py).
     OverflowError
         An integer out of the range of the C API (int64 extents and indices).
-    """
+    RuntimeError
+        A device backend without CuPy, or on the emulated device (whose memory CuPy cannot
+        use).
+""",
+}
+
+
+def empty(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
+          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
+          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+          alignment_size: Optional[int] = None) -> Array:
+    """Allocates an array of uninitialized values with the layout a backend wants
+    (``gt4py.storage.empty``).
+
+    Parameters
+    ----------
+{shape}
+{dtype}
+{keywords}
+
+{returns}"""
     return _allocate(_capi.INIT_UNINITIALIZED, "empty", shape, dtype, backend, aligned_index,
                      dimensions, layout, alignment_size)
 
@@ -267,8 +328,13 @@ def zeros(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
           alignment_size: Optional[int] = None) -> Array:
     """Allocates an array filled with 0 (``gt4py.storage.zeros``).
 
-    Parameters and result as :func:`empty`.
-    """
+    Parameters
+    ----------
+{shape}
+{dtype}
+{keywords}
+
+{returns}"""
     return _allocate(_capi.INIT_ZEROS, "zeros", shape, dtype, backend, aligned_index,
                      dimensions, layout, alignment_size)
 
@@ -279,8 +345,13 @@ def ones(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
          alignment_size: Optional[int] = None) -> Array:
     """Allocates an array filled with 1 (``gt4py.storage.ones``).
 
-    Parameters and result as :func:`empty`.
-    """
+    Parameters
+    ----------
+{shape}
+{dtype}
+{keywords}
+
+{returns}"""
     return _allocate(_capi.INIT_ONES, "ones", shape, dtype, backend, aligned_index,
                      dimensions, layout, alignment_size)
 
@@ -292,14 +363,22 @@ def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: DTypeLike = n
          alignment_size: Optional[int] = None) -> Array:
     """Allocates an array filled with ``fill_value`` (``gt4py.storage.full``).
 
-    Other parameters and the result as :func:`empty`.
-
     Parameters
     ----------
+{shape}
     fill_value : scalar
         Converted to the element type as ``dtype.type(fill_value)`` (GT4Py's conversion).
-    """
-    arr = _allocate(_capi.INIT_UNINITIALIZED, "full", shape, dtype, backend, aligned_index,
+{dtype}
+{keywords}
+
+{returns}"""
+    return _full("full", shape, fill_value, dtype, backend, aligned_index, dimensions, layout,
+                 alignment_size)
+
+
+def _full(context: str, shape, fill_value, dtype, backend, aligned_index, dimensions, layout,
+          alignment_size) -> Array:
+    arr = _allocate(_capi.INIT_UNINITIALIZED, context, shape, dtype, backend, aligned_index,
                     dimensions, layout, alignment_size)
     arr[...] = arr.dtype.type(fill_value)
     return arr
@@ -325,22 +404,24 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[st
 
     The copy changes layout and converts the element type in the C library (multi-threaded,
     cache-blocked), whatever the source layout; host and device sources are accepted.
-    Other parameters and the result as :func:`empty`.
 
     Parameters
     ----------
     data : array-like
-        Source values; its shape is the result's shape (a sub-array ``dtype`` takes its trailing
-        extents as data dimensions).
+        Source values (anything NumPy converts, or a device array with
+        ``__cuda_array_interface__``); its shape is the result's shape (a sub-array ``dtype``
+        takes its trailing extents as data dimensions).
     dtype : dtype-like or None, optional
         Element type of the result: ``numpy.float64`` by default, as in GT4Py; None keeps the
         source's.
-    """
+{keywords}
+
+{returns}"""
     from ._creation import _source_array, _split_dtype
 
     host, src = _source_array(data)
     src_dtype = (host if host is not None else src).dtype
-    dt = np.dtype(src_dtype if dtype is None else dtype)
+    dt = src_dtype if dtype is None else _args.dtype(dtype)
     if dtype is None and not dt.isnative:
         dt = dt.newbyteorder("=")
     shape = tuple(host.shape if host is not None else src.shape)
@@ -373,11 +454,16 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[st
 def _like(data, dtype, dimensions):
     shape, dt = _data_shape_dtype(data)
     if dtype is not None:
-        dt = np.dtype(dtype)
+        dt = _args.dtype(dtype)
     if dimensions is None and hasattr(data, "__gt_dims__"):
         dimensions = tuple(data.__gt_dims__)
     base, sub_shape = dt.subdtype if dt.subdtype is not None else (dt, ())
     if sub_shape:
+        # As from_array: the data's trailing extents are the sub-array dtype's data dimensions
+        # (the result has the data's shape).
+        if tuple(shape[len(shape) - len(sub_shape):]) != tuple(sub_shape):
+            raise ValueError(f"data of shape {tuple(shape)} does not end in the dtype's shape "
+                             f"{tuple(sub_shape)}")
         shape = shape[: len(shape) - len(sub_shape)]
     return shape, dt, dimensions
 
@@ -387,11 +473,25 @@ def empty_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
                aligned_index: Optional[Sequence[int]] = None,
                dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
                alignment_size: Optional[int] = None) -> Array:
-    """Like :func:`empty` with the shape of ``data``, its dtype unless ``dtype`` is given and
-    its ``__gt_dims__`` (if it has them) unless ``dimensions`` is given."""
+    """Allocates an array of uninitialized values shaped like ``data`` (as :func:`empty`).
+
+    GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
+    (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
+
+    Parameters
+    ----------
+    data : array-like
+        The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
+        sub-array ``dtype``, its trailing extents must be the dtype's (as in
+        :func:`from_array`).
+    dtype : dtype-like, optional
+        Element type (default: the data's).
+{keywords}
+
+{returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
-    return empty(shape, dt, backend=backend, aligned_index=aligned_index, dimensions=dims,
-                 layout=layout, alignment_size=alignment_size)
+    return _allocate(_capi.INIT_UNINITIALIZED, "empty_like", shape, dt, backend, aligned_index,
+                     dims, layout, alignment_size)
 
 
 @public()
@@ -399,10 +499,25 @@ def zeros_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
                aligned_index: Optional[Sequence[int]] = None,
                dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
                alignment_size: Optional[int] = None) -> Array:
-    """Like :func:`zeros` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
+    """Allocates an array of zeros shaped like ``data`` (as :func:`zeros`).
+
+    GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
+    (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
+
+    Parameters
+    ----------
+    data : array-like
+        The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
+        sub-array ``dtype``, its trailing extents must be the dtype's (as in
+        :func:`from_array`).
+    dtype : dtype-like, optional
+        Element type (default: the data's).
+{keywords}
+
+{returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
-    return zeros(shape, dt, backend=backend, aligned_index=aligned_index, dimensions=dims,
-                 layout=layout, alignment_size=alignment_size)
+    return _allocate(_capi.INIT_ZEROS, "zeros_like", shape, dt, backend, aligned_index, dims,
+                     layout, alignment_size)
 
 
 @public()
@@ -410,10 +525,25 @@ def ones_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "n
               aligned_index: Optional[Sequence[int]] = None,
               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
               alignment_size: Optional[int] = None) -> Array:
-    """Like :func:`ones` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
+    """Allocates an array of ones shaped like ``data`` (as :func:`ones`).
+
+    GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
+    (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
+
+    Parameters
+    ----------
+    data : array-like
+        The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
+        sub-array ``dtype``, its trailing extents must be the dtype's (as in
+        :func:`from_array`).
+    dtype : dtype-like, optional
+        Element type (default: the data's).
+{keywords}
+
+{returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
-    return ones(shape, dt, backend=backend, aligned_index=aligned_index, dimensions=dims,
-                layout=layout, alignment_size=alignment_size)
+    return _allocate(_capi.INIT_ONES, "ones_like", shape, dt, backend, aligned_index, dims,
+                     layout, alignment_size)
 
 
 @public()
@@ -421,10 +551,48 @@ def full_like(data: Any, fill_value: Any, dtype: DTypeLike = None, *,
               backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
               alignment_size: Optional[int] = None) -> Array:
-    """Like :func:`full` with shape, dtype and dims taken from ``data`` (see :func:`empty_like`)."""
+    """Allocates an array of ``fill_value`` shaped like ``data`` (as :func:`full`).
+
+    GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
+    (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
+
+    Parameters
+    ----------
+    data : array-like
+        The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
+        sub-array ``dtype``, its trailing extents must be the dtype's (as in
+        :func:`from_array`).
+    fill_value : scalar
+        Converted to the element type as ``dtype.type(fill_value)`` (GT4Py's conversion).
+    dtype : dtype-like, optional
+        Element type (default: the data's).
+{keywords}
+
+{returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
-    return full(shape, fill_value, dt, backend=backend, aligned_index=aligned_index,
-                dimensions=dims, layout=layout, alignment_size=alignment_size)
+    return _full("full_like", shape, fill_value, dt, backend, aligned_index, dims, layout,
+                 alignment_size)
+
+
+def _plan(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
+          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
+          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
+          alignment_size: Optional[int] = None) -> Dict[str, Any]:
+    """The library's plan of a drop-in call (the array's shape, strides, alignment, device)
+    allocating nothing, as :func:`gtstorage.gdp3.plan` returns it; device backends need no
+    CuPy here (the tests compare GPU layouts with GT4Py's through it)."""
+    from ._creation import _plan_of
+
+    p = _prepare(_capi.INIT_UNINITIALIZED, shape, dtype, backend, aligned_index, dimensions,
+                 layout, alignment_size)
+    return _plan_of(p.options, "plan")
+
+
+for _f in (empty, zeros, ones, full, from_array, empty_like, zeros_like, ones_like, full_like):
+    _f.__doc__ = _f.__doc__.format(**_DOC_PARTS)
+    if hasattr(_f, "__wrapped__"):  # the @public wrapper shares the text
+        _f.__wrapped__.__doc__ = _f.__doc__
+del _f
 
 
 # The native fast path of empty/zeros/ones (gtstorage._native.allocator): a call with a shape

@@ -11,11 +11,12 @@ from __future__ import annotations
 import ctypes
 import itertools
 import operator
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _args, _capi, _dlpack
+from ._args import UNSET as _UNSET
 from ._capi import GTNoSuchBufferError, check, lib
 
 # Lazily imported optional modules (CuPy is optional everywhere).
@@ -70,10 +71,18 @@ class SyncState:
     ``SyncState`` created by the user (``SyncState(SyncState.SYNC_HOST_DIRTY)``) is unbound and
     only carries a value, e.g. for ``as_storage(..., sync_state=...)``; the storage created from it
     binds it.
+
+    Parameters
+    ----------
+    state : int, optional
+        ``SYNC_CLEAN`` (default), ``SYNC_HOST_DIRTY`` or ``SYNC_DEVICE_DIRTY``.
     """
 
+    #: Host and device hold the same values.
     SYNC_CLEAN = _capi.SYNC_CLEAN
+    #: The host is modified: the next device access copies host -> device.
     SYNC_HOST_DIRTY = _capi.SYNC_HOST_DIRTY
+    #: The device is modified: the next host access copies device -> host.
     SYNC_DEVICE_DIRTY = _capi.SYNC_DEVICE_DIRTY
     _NAMES = {0: "SYNC_CLEAN", 1: "SYNC_HOST_DIRTY", 2: "SYNC_DEVICE_DIRTY"}
     # The side each state marks modified (gtstorage_modify); CLEAN: gtstorage_mark_synchronized.
@@ -181,10 +190,20 @@ class _Geometry:
         self.allocation = int(info.allocation or 0)
         self.device_type = int(info.device_type)
         self.device_id = int(info.device_id)
-        # The NumPy array interface (v3) of this side; handed out as a copy.
+        # The NumPy array interface (v3) of this side; handed out as a copy. A zero-size buffer
+        # may have no address (wrapped empty memory); NumPy 1.x refuses a NULL address even for
+        # an empty array, so it is given one that is never read.
+        data = self.data
+        if not data and 0 in self.shape:
+            data = _EMPTY_ADDRESS
         self.interface = {"shape": self.shape, "typestr": self.typestr,
-                          "data": (self.data, self.readonly), "strides": self.strides,
+                          "data": (data, self.readonly), "strides": self.strides,
                           "version": 3}
+
+
+# The address a zero-size buffer without one reports (never dereferenced: no element).
+_EMPTY_BUFFER = ctypes.create_string_buffer(16)
+_EMPTY_ADDRESS = ctypes.addressof(_EMPTY_BUFFER)
 
 
 def _has_side(handle: int, side: int) -> bool:
@@ -227,25 +246,103 @@ def _is_gpu_value(value) -> bool:
     return hasattr(value, "__cuda_array_interface__")
 
 
+# The parameters of GDP-3's storage() and of the Storage constructor, which is storage().
+_STORAGE_PARAMETERS_DOC = """
+    Parameters
+    ----------
+    data : array-like, optional
+        Host source: anything :func:`~gtstorage.gdp3.from_array` copies (``copy=True``) or
+        :func:`~gtstorage.gdp3.as_storage` wraps (``copy=False``).
+    device_data : array-like, optional
+        Device source (``__cuda_array_interface__`` or a device storage). With ``data`` too and
+        ``copy=True``, the side that ``sync_state`` says is current is copied; with
+        ``copy=False`` the two become a synchronized pair.
+    dtype : dtype-like, optional
+        Element type: the data's by default (``float64`` for an allocation); a copy converts, a
+        wrap checks it.
+    copy : bool, optional
+        Copy the data into a new storage (default) or wrap its buffers.
+    sync_state : SyncState or int, optional
+        Which of ``data`` and ``device_data`` is current (see
+        :func:`~gtstorage.gdp3.as_storage`).
+    shape : sequence of int, optional
+        Only with ``copy=False``: the extents of a storage allocated without data, or checked
+        against the wrapped buffer.
+    backend, defaults : str, optional
+        Preset name (aliases): the copy's layout, alignment and device, or what a wrapped buffer
+        must suit.
+    aligned_index : sequence of int, optional
+        Index of the aligned element (default: the first interior point).
+    dimensions, dims : sequence of str or str, optional
+        Dimension labels (aliases; default: the data's ``__gt_dims__`` or the library's).
+    layout : sequence of int, optional
+        Stride order (0 = largest stride) of the copy, or checked against the wrapped buffer.
+    alignment_size : int, optional
+        Alignment in bytes of the aligned element (a positive multiple or divisor of the item
+        size).
+    halo : int or sequence of int or (lower, upper) pairs, optional
+        Halo widths in elements per dimension.
+    device : None, "cpu" or "gpu", optional
+        Where the buffers are (default: the preset's, or the data's).
+    managed : None, "gtstorage" (or "gt4py") or "cuda", optional
+        How a device storage is kept (see :func:`gtstorage.gdp3.empty`).
+    device_id : int, optional
+        Device ordinal; -1 (default) is the calling thread's current device, or the wrapped
+        pointer's.
+    readonly : bool, optional
+        A storage that refuses writes (default: writable, or the wrapped buffer's flag).
+
+    Returns
+    -------
+    Storage
+        ``CPUStorage``, ``GPUStorage``, ``SoftwareManagedGPUStorage`` or
+        ``CUDAManagedGPUStorage`` by where the buffers are.
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError
+        Bad arguments, or parameters that do not match wrapped data (the message names the
+        function and the argument).
+"""
+# The constructor's part of it, appended to the docstrings of the storage classes.
+_CONSTRUCTOR_DOC = _STORAGE_PARAMETERS_DOC.split("    Returns")[0].rstrip() + "\n"
+
+
 class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     """A GT4Py/GDP-3 storage: an N-d field allocated and described by libgtstorage.
 
     Use the creation functions (``empty``, ``zeros``, ``from_array``, ``as_storage`` …);
-    ``Storage(data, ...)`` is the same as ``storage(data, ...)``. The concrete class tells where
-    the buffers are: ``CPUStorage`` (host only), ``GPUStorage`` (device only),
-    ``SoftwareManagedGPUStorage`` (host + device, synchronized by gtstorage) and
+    ``Storage(data, ...)`` is :func:`gtstorage.gdp3.storage`, whose parameters it takes. The
+    concrete class tells where the buffers are: ``CPUStorage`` (host only), ``GPUStorage``
+    (device only), ``SoftwareManagedGPUStorage`` (host + device, synchronized by gtstorage) and
     ``CUDAManagedGPUStorage`` (one unified-memory buffer).
     """
 
     __array_priority__ = 10
 
-    def __new__(cls, data=None, device_data=None, **kwargs):
+    def __new__(cls, data: Any = None, device_data: Any = None, *, dtype: Any = None,
+                copy: bool = True, sync_state: Any = None,
+                shape: Optional[Sequence[int]] = None, backend: Any = _UNSET,
+                defaults: Any = _UNSET, aligned_index: Any = None, dimensions: Any = _UNSET,
+                dims: Any = _UNSET, layout: Any = None, alignment_size: Any = None,
+                halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET,
+                device_id: int = -1, readonly: Any = None) -> "Storage":
         from ._creation import storage  # the public constructor of GDP-3
 
-        return storage(data, device_data, **kwargs)
+        return storage(data, device_data, dtype=dtype, copy=copy, sync_state=sync_state,
+                       shape=shape, backend=backend, defaults=defaults,
+                       aligned_index=aligned_index, dimensions=dimensions, dims=dims,
+                       layout=layout, alignment_size=alignment_size, halo=halo, device=device,
+                       managed=managed, device_id=device_id, readonly=readonly)
 
-    def __init__(self, *args, **kwargs):
-        # All work happens in __new__ / _from_handle; this only swallows the constructor arguments.
+    def __init__(self, data: Any = None, device_data: Any = None, *, dtype: Any = None,
+                 copy: bool = True, sync_state: Any = None,
+                 shape: Optional[Sequence[int]] = None, backend: Any = _UNSET,
+                 defaults: Any = _UNSET, aligned_index: Any = None, dimensions: Any = _UNSET,
+                 dims: Any = _UNSET, layout: Any = None, alignment_size: Any = None,
+                 halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET,
+                 device_id: int = -1, readonly: Any = None) -> None:
+        # All work happens in __new__ (storage()); the arguments were used there.
         pass
 
     # ---- construction from a handle (internal) ------------------------------------------------
@@ -282,6 +379,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         obj._geoms = [None, None]  # per side, filled on first use
         obj._host_arr = None  # NumPy view of the host buffer, made on first use
         obj._host_mv = None  # memoryview of it (PEP 688 __buffer__ of a host-only storage)
+        obj._base = None  # what the memory belongs to (ndarray.base): None, a storage or a buffer
         return obj
 
     def __del__(self, _release=_release_quietly):  # bound now: globals may be gone at shutdown
@@ -293,7 +391,24 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         """A Python view of a storage created elsewhere (C, Fortran) by its handle.
 
         The handle is borrowed: this takes its own reference (``gtstorage_retain``), so the caller
-        may release theirs independently. Raises ``GTStorageError`` for an invalid handle.
+        may release theirs independently.
+
+        Parameters
+        ----------
+        handle : int
+            A live ``gtstorage_handle`` (an unsigned 64-bit integer).
+
+        Returns
+        -------
+        Storage
+            A storage of the concrete class its buffers call for.
+
+        Raises
+        ------
+        TypeError, OverflowError
+            ``handle`` is not an int, or not in [0, 2**64).
+        GTStorageError
+            An invalid handle (GTValueError).
         """
         h = _args.int_scalar("Storage.from_handle: handle", handle, 0, _args.UINT64_MAX)
         check(lib.gtstorage_retain(ctypes.c_uint64(h)), "Storage.from_handle: handle")
@@ -430,10 +545,25 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     # ---- views -------------------------------------------------------------------------------
 
     def _view(self, handle: int) -> "Storage":
-        return Storage._from_handle(handle, sync_state=self.sync_state, params=self._params)
+        view = Storage._from_handle(handle, sync_state=self.sync_state, params=self._params)
+        # NumPy: a view's base is the array that owns the memory (chains collapse).
+        view._base = self if self._base is None else self._base
+        return view
 
     def transpose(self, *axes) -> "Storage":
-        """View with the dimensions permuted (NumPy semantics: no axes reverses them)."""
+        """View with the dimensions permuted (``numpy.ndarray.transpose``).
+
+        Parameters
+        ----------
+        *axes : int, or one sequence of int, or None
+            The permutation: ``axes[i]`` is the dimension of this storage that becomes dimension
+            ``i`` (negative values count from the end). None or no axes reverses the dimensions.
+
+        Returns
+        -------
+        Storage
+            A view sharing the buffers and the sync state (dims, halo and strides permuted).
+        """
         ndim = self.ndim
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
             axes = axes[0]
@@ -474,7 +604,9 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
                              "were indexed")
         key = key + (slice(None),) * (ndim - len(key))
         specs = []
-        all_int = True
+        # Every dimension indexed by an int gives a scalar; an ellipsis always gives a view (NumPy:
+        # s[...] of a 0-d array is a 0-d view, s[()] its value).
+        all_int = n_ellipsis == 0
         for d, k in enumerate(key):
             if isinstance(k, slice):
                 all_int = False
@@ -507,8 +639,19 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
                                       context="index"))
 
     def __getitem__(self, key):
-        """Basic indexing gives a view (a scalar when every dimension is indexed by an int);
-        advanced indexing gives a NumPy array, like NumPy."""
+        """The selected elements, like ``ndarray.__getitem__``.
+
+        Parameters
+        ----------
+        key : int, slice, Ellipsis, tuple of them, or an advanced index
+            Basic indexing gives a view (a scalar when every dimension is indexed by an int);
+            advanced indexing (arrays, lists, booleans, ``None``) gives a NumPy array, like NumPy.
+
+        Returns
+        -------
+        Storage or numpy.ndarray or scalar
+            A view sharing buffers and sync state, a new NumPy array, or the element's value.
+        """
         parsed = self._specs(key)
         if parsed is None:
             return self._host_array_for_read()[key]
@@ -524,8 +667,16 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return out[()]
 
     def __setitem__(self, key, value) -> None:
-        """Writes ``value`` (scalar, array-like with broadcasting, storage, device array) into the
-        selected elements, on the side that is current."""
+        """Writes ``value`` into the selected elements, on the side that is current.
+
+        Parameters
+        ----------
+        key : int, slice, Ellipsis, tuple of them, or an advanced index
+            As in :meth:`__getitem__`.
+        value : scalar, array-like, Storage or device array
+            Broadcast to the selection and converted to the dtype, as NumPy does; a GPU-enabled
+            value is written to the device buffer of a host + device pair (GDP-3).
+        """
         parsed = self._specs(key)
         if parsed is None:
             # Advanced indexing: write through the host buffer with NumPy.
@@ -699,8 +850,24 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return d
 
     def __array__(self, dtype=None, copy=None):
-        """The values as a NumPy array: the zero-copy host view unless a copy or a conversion is
-        needed (a device-only storage is copied to the host; ``copy=False`` then raises)."""
+        """The values as a NumPy array (the NumPy ``__array__`` protocol).
+
+        The zero-copy host view unless a copy or a conversion is needed (a device-only storage is
+        copied to the host).
+
+        Parameters
+        ----------
+        dtype : dtype-like, optional
+            Element type of the result (a conversion copies).
+        copy : bool, optional
+            True: always a copy; False: never (ValueError where one is needed); None: a copy only
+            where needed.
+
+        Returns
+        -------
+        numpy.ndarray
+            The host view (which keeps the storage alive) or a copy.
+        """
         if self._has_host:
             if copy is False and dtype is not None and np.dtype(dtype) != self.dtype:
                 raise ValueError("__array__: a dtype conversion needs a copy, but copy=False")
@@ -721,8 +888,36 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return g.device_type, g.device_id
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export (Python array API). A versioned capsule when the consumer passes
-        max_version >= (1, 0), a legacy one otherwise; copy=True exports a fresh copy."""
+        """DLPack export (the Python array API's ``__dlpack__``).
+
+        Parameters
+        ----------
+        stream : int, optional
+            The consumer's stream (device buffers; None or -1 for a host buffer). The buffer is
+            made current synchronously, so the consumer may use it at once on any stream.
+        max_version : tuple of int, optional
+            The highest DLPack version the consumer takes: ``(1, x)`` or higher gives a versioned
+            capsule (which carries the read-only flag), None a legacy one.
+        dl_device : tuple of int, optional
+            ``(device type, device id)`` the consumer wants; the host of a storage with a device
+            buffer is exported (a copy for a device-only storage unless ``copy=False``).
+        copy : bool, optional
+            True: export a fresh copy; False: never copy (BufferError where one is needed).
+
+        Returns
+        -------
+        PyCapsule
+            A ``dltensor`` (or ``dltensor_versioned``) capsule; the export keeps the storage's
+            buffers alive until the consumer's deleter runs.
+
+        Raises
+        ------
+        BufferError
+            An export the storage cannot make (a read-only storage to a legacy capsule, another
+            device without a copy, stream 0 for CUDA).
+        TypeError, OverflowError
+            Arguments of the wrong type or range.
+        """
         if max_version is not None:
             if (not isinstance(max_version, tuple) or len(max_version) != 2
                     or not all(_args.is_int(v) for v in max_version)):
@@ -856,8 +1051,28 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return self._host_view(write=True)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """NumPy ufuncs on storages: inputs read from the host (made current first), ``out=``
-        storages written through and marked modified; results as NumPy returns them."""
+        """NumPy ufuncs on storages (NEP 13).
+
+        Inputs are read from the host (made current first), ``out=`` storages are written through
+        and marked modified; results are what NumPy returns (new NumPy arrays, or the given
+        ``out``).
+
+        Parameters
+        ----------
+        ufunc : numpy.ufunc
+            The ufunc called.
+        method : str
+            ``"__call__"``, ``"reduce"``, ``"accumulate"``, ``"outer"``, ``"at"`` …
+        *inputs : array-like
+            Its inputs (storages among them).
+        **kwargs
+            Its keywords (``out=``, ``where=``, ``dtype=`` …).
+
+        Returns
+        -------
+        numpy.ndarray or scalar or Storage or tuple
+            As NumPy returns; a storage given as ``out`` is returned itself.
+        """
         out = kwargs.get("out")
         outs = out if isinstance(out, tuple) else (() if out is None else (out,))
         if outs and any(isinstance(o, Storage) for o in outs):
@@ -873,7 +1088,24 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return result
 
     def __array_function__(self, func, types, args, kwargs):
-        """NumPy functions (``np.where``, ``np.concatenate``, …) on storages, as on their values."""
+        """NumPy functions (``np.where``, ``np.concatenate``, …) on storages (NEP 18).
+
+        Parameters
+        ----------
+        func : callable
+            The NumPy function called.
+        types : collection of type
+            The types that implement ``__array_function__`` among the arguments.
+        args : tuple
+            Its positional arguments; storages are replaced by their values.
+        kwargs : dict
+            Its keywords; a storage given as ``out`` is written through.
+
+        Returns
+        -------
+        object
+            As NumPy returns; a storage given as ``out`` is returned itself.
+        """
         def unwrap(x):
             if isinstance(x, Storage):
                 return x._read_array()
@@ -888,12 +1120,29 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return out if isinstance(out, Storage) else result
 
     def fill(self, value) -> None:
-        """Sets every element to ``value`` (converted to the dtype like NumPy), on the side that
-        is current, without a transfer."""
+        """Sets every element to ``value``, on the side that is current, without a transfer.
+
+        Parameters
+        ----------
+        value : scalar
+            Converted to the dtype like NumPy converts (an array-like is broadcast).
+        """
         self._assign(value)
 
     def sort(self, axis: int = -1, kind=None, order=None) -> None:
-        """Sorts in place along ``axis`` (``numpy.ndarray.sort``)."""
+        """Sorts in place along ``axis`` (``numpy.ndarray.sort``).
+
+        The host buffer is made current, sorted and marked modified.
+
+        Parameters
+        ----------
+        axis : int, optional
+            Dimension to sort along (default: the last).
+        kind : str, optional
+            NumPy's sorting algorithm (``"quicksort"``, ``"stable"`` …).
+        order : str or list of str, optional
+            Fields to compare first (structured dtypes).
+        """
         self._write_array("sort").sort(axis=axis, kind=kind, order=order)
 
     @property
@@ -910,6 +1159,142 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     def imag(self) -> np.ndarray:
         """Imaginary part (like ndarray.imag)."""
         return self._write_array("imag").imag if not self.readonly else self._read_array().imag
+
+    @property
+    def base(self) -> Any:
+        """What the memory belongs to, like ``ndarray.base``: None for a storage that owns its
+        buffers (an allocation), the storage a view was made from (the owner, as NumPy collapses
+        chains of views), or the wrapped object of :func:`as_storage` (e.g. the NumPy array)."""
+        return self._base
+
+    @property
+    def flat(self) -> np.flatiter:
+        """``numpy.ndarray.flat`` of the values: a flat iterator over the host view, which
+        writes through it reach the storage (the host is made current and marked modified). A
+        read-only or device-only storage gives an iterator over read-only values (a host copy
+        for a device-only storage)."""
+        return self._values("flat").flat
+
+    @property
+    def ctypes(self) -> Any:
+        """``numpy.ndarray.ctypes`` of the host buffer (its address as a ctypes pointer, shape,
+        strides). The host is made current and, unless the storage is read-only, marked
+        modified, since the pointer may be written through (as ``__array_interface__``)."""
+        if not self._has_host:
+            raise GTNoSuchBufferError("ctypes: the storage has no host buffer",
+                                      _capi.ERROR_NO_SUCH_BUFFER)
+        return self._host_view(write=not self.readonly).ctypes
+
+    def _values(self, context: str) -> np.ndarray:
+        """The host view for reading and writing (host current, marked modified) of a writable
+        storage with a host buffer; otherwise read-only values (a device-only storage's are a
+        host copy, which writes could not reach)."""
+        if self._has_host and not self.readonly:
+            return self._write_array(context)
+        arr = self._read_array()
+        if arr.flags.writeable:
+            arr = arr.view()
+            arr.flags.writeable = False
+        return arr
+
+    def put(self, indices, values, mode: str = "raise") -> None:
+        """Writes ``values`` at the flat ``indices`` (``numpy.ndarray.put``).
+
+        The host buffer is made current, written and marked modified.
+
+        Parameters
+        ----------
+        indices : array-like of int
+            Flat (C-order) indices of the elements written.
+        values : array-like
+            Values written (repeated when shorter than ``indices``).
+        mode : {"raise", "wrap", "clip"}, optional
+            What an out-of-range index does, as in NumPy.
+        """
+        self._write_array("put").put(indices, values, mode=mode)
+
+    def partition(self, kth, axis: int = -1, kind: str = "introselect", order=None) -> None:
+        """Partitions in place along ``axis`` (``numpy.ndarray.partition``).
+
+        The host buffer is made current, partitioned and marked modified.
+
+        Parameters
+        ----------
+        kth : int or sequence of int
+            Element(s) that end up in their sorted position.
+        axis : int, optional
+            Dimension to partition along (default: the last).
+        kind : str, optional
+            NumPy's selection algorithm.
+        order : str or list of str, optional
+            Fields to compare first (structured dtypes).
+        """
+        self._write_array("partition").partition(kth, axis=axis, kind=kind, order=order)
+
+    def byteswap(self, inplace: bool = False):
+        """The values with their bytes swapped (``numpy.ndarray.byteswap``).
+
+        Parameters
+        ----------
+        inplace : bool, optional
+            Swap the storage's own bytes (the host is made current and marked modified) instead of
+            returning a new array.
+
+        Returns
+        -------
+        numpy.ndarray or Storage
+            A new NumPy array, or with ``inplace=True`` the storage itself.
+        """
+        if inplace:
+            self._write_array("byteswap").byteswap(True)
+            return self
+        return self._read_array().byteswap(False)
+
+    def setfield(self, val, dtype, offset: int = 0) -> None:
+        """Writes ``val`` into a field of every element (``numpy.ndarray.setfield``).
+
+        The host buffer is made current, written and marked modified.
+
+        Parameters
+        ----------
+        val : scalar or array-like
+            Value written into the field.
+        dtype : dtype-like
+            Type of the field.
+        offset : int, optional
+            Byte offset of the field in the element.
+        """
+        self._write_array("setfield").setfield(val, dtype, offset)
+
+    def dumps(self) -> bytes:
+        """The pickle of the storage (``numpy.ndarray.dumps``).
+
+        Returns
+        -------
+        bytes
+            ``pickle.loads`` gives back a storage with the same values, dtype, preset, layout, halo
+            and dims.
+        """
+        import pickle
+
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def dump(self, file) -> None:
+        """Pickles the storage into ``file`` (``numpy.ndarray.dump``).
+
+        Parameters
+        ----------
+        file : str or os.PathLike or file object
+            A path (the file is written) or a binary file object; ``pickle.load`` reads it back.
+        """
+        import os
+        import pickle
+
+        if isinstance(file, (str, bytes, os.PathLike)):
+            with open(file, "wb") as f:
+                pickle.dump(self, f, protocol=pickle.HIGHEST_PROTOCOL)
+        else:
+            pickle.dump(self, file, protocol=pickle.HIGHEST_PROTOCOL)
 
     def __bool__(self) -> bool:
         return bool(self._read_array())
@@ -1014,7 +1399,18 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return self.copy()
 
     def __deepcopy__(self, memo=None) -> "Storage":
-        """Same as :meth:`copy`."""
+        """Same as :meth:`copy` (``copy.deepcopy``).
+
+        Parameters
+        ----------
+        memo : dict, optional
+            ``copy.deepcopy``'s memo (a storage holds no Python objects to share).
+
+        Returns
+        -------
+        Storage
+            A new storage with a copy of the data.
+        """
         return self.copy()
 
     # ---- host/device synchronization (no-ops without a host/device pair) ----------------------
@@ -1022,11 +1418,23 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     # (gtstorage_sync_to, gtstorage_modify, gtstorage_need_sync, gtstorage_mark_synchronized).
 
     def device_to_host(self, *, force: bool = False) -> None:
-        """Copies device -> host if the device is modified (or force); both are then in sync."""
+        """Copies device -> host if the device is modified; both are then in sync.
+
+        Parameters
+        ----------
+        force : bool, optional
+            Copy even if the device is not marked modified.
+        """
         self.sync_to("host", force=force)
 
     def host_to_device(self, *, force: bool = False) -> None:
-        """Copies host -> device if the host is modified (or force); both are then in sync."""
+        """Copies host -> device if the host is modified; both are then in sync.
+
+        Parameters
+        ----------
+        force : bool, optional
+            Copy even if the host is not marked modified.
+        """
         self.sync_to("device", force=force)
 
     def set_host_modified(self) -> None:
@@ -1057,9 +1465,18 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         raise ValueError(f"{what}: side must be 'host' or 'device', got {side!r}")
 
     def sync_to(self, side, *, force: bool = False, stream: Optional[int] = None) -> None:
-        """Makes ``side`` ('host' or 'device') current: copies the other side into it if that one
-        is modified (or always with ``force``). With ``stream`` the copy is only enqueued on that
-        stream (0: the storage's own); later accesses through the library wait for it."""
+        """Makes ``side`` current: copies the other side into it if that one is modified.
+
+        Parameters
+        ----------
+        side : {"host", "device"}
+            The side made current.
+        force : bool, optional
+            Copy even if the other side is not marked modified.
+        stream : int, optional
+            Only enqueue the copy on this stream (0: the storage's own); later accesses through the
+            library wait for it. None (default) copies synchronously.
+        """
         s = self._side(side, "sync_to")
         flags = _capi.SYNC_FLAG_FORCE if force else 0
         if stream is None:
@@ -1069,26 +1486,61 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             check(lib.gtstorage_sync_to_async(self._handle, s, flags, stream), "sync_to")
 
     def modify(self, side, *, force: bool = False) -> None:
-        """Marks ``side`` ('host' or 'device') modified. Raises GTSyncConflictError if the other
-        side is already modified, unless ``force`` (its changes are then discarded)."""
+        """Marks ``side`` modified (the next access of the other side copies it over).
+
+        Parameters
+        ----------
+        side : {"host", "device"}
+            The side marked modified.
+        force : bool, optional
+            Discard the other side's changes if it is modified too, instead of raising.
+
+        Raises
+        ------
+        GTSyncConflictError
+            The other side is already modified (and ``force`` is False).
+        """
         s = self._side(side, "modify")
         check(lib.gtstorage_modify(self._handle, s, _capi.SYNC_FLAG_FORCE if force else 0),
               "modify")
 
     def need_sync(self, side) -> bool:
-        """True if ``sync_to(side)`` would copy (the other side is modified)."""
+        """Whether ``sync_to(side)`` would copy.
+
+        Parameters
+        ----------
+        side : {"host", "device"}
+            The side asked about.
+
+        Returns
+        -------
+        bool
+            True if the other side is modified.
+        """
         s = self._side(side, "need_sync")
         out = ctypes.c_int32()
         check(lib.gtstorage_need_sync(self._handle, s, ctypes.byref(out)), "need_sync")
         return bool(out.value)
 
     def wait_stream(self, stream: int = 0) -> None:
-        """Blocks until the work queued on ``stream`` (0: the storage's stream) has completed."""
+        """Blocks until the work queued on ``stream`` has completed.
+
+        Parameters
+        ----------
+        stream : int, optional
+            A stream handle; 0 (default) is the storage's own stream.
+        """
         stream = _args.int_scalar("wait_stream: stream", stream, 0, _args.UINT64_MAX)
         check(lib.gtstorage_wait_stream(self._handle, stream), "wait_stream")
 
     def set_stream(self, stream: int) -> None:
-        """Stream that __cuda_array_interface__ reports and asynchronous syncs use."""
+        """Sets the stream that ``__cuda_array_interface__`` reports and asynchronous syncs use.
+
+        Parameters
+        ----------
+        stream : int
+            A stream handle of the device runtime (0: the default stream).
+        """
         stream = _args.int_scalar("set_stream: stream", stream, 0, _args.UINT64_MAX)
         check(lib.gtstorage_set_stream(self._handle, stream), "set_stream")
 
@@ -1112,27 +1564,57 @@ _READ_METHODS = ("all", "any", "argmax", "argmin", "argpartition", "argsort", "a
                  "flatten", "item", "max", "mean", "min", "nonzero", "prod", "ptp", "repeat",
                  "round", "searchsorted", "std", "sum", "take", "tobytes", "tofile", "tolist",
                  "trace", "var")
-_VIEW_METHODS = ("ravel", "reshape", "squeeze", "swapaxes", "view")
+_VIEW_METHODS = ("getfield", "ravel", "reshape", "squeeze", "swapaxes", "view")
 
 
-def _delegate(name: str, write: bool):
+# ndarray methods that write the values in place (through the host buffer, marked modified).
+_INPLACE_METHODS = ("itemset",)
+
+
+def _delegate(name: str, write: bool, inplace: bool = False):
     ndarray_method = getattr(np.ndarray, name, None)
     if ndarray_method is None:  # e.g. ptp, gone in NumPy 2
         return None
 
-    def method(self, *args, **kwargs):
-        arr = self._write_array(name) if write and not self.readonly else self._read_array()
-        return getattr(arr, name)(*args, **kwargs)
+    if inplace:
+        def method(self, *args, **kwargs):
+            return getattr(self._write_array(name), name)(*args, **kwargs)
+    else:
+        def method(self, *args, **kwargs):
+            arr = self._write_array(name) if write and not self.readonly else self._read_array()
+            return getattr(arr, name)(*args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = (f"``numpy.ndarray.{name}`` on the storage's values"
-                      + (" (may return a NumPy view of the host buffer, which is then marked "
-                         "modified)." if write else " (a read: a new NumPy array or a scalar)."))
+    method.__doc__ = _DELEGATE_DOC.format(name=name, what=(
+        _DELEGATE_INPLACE if inplace else _DELEGATE_VIEW if write else _DELEGATE_READ))
     return method
 
 
-for _name in _READ_METHODS + _VIEW_METHODS:
-    _m = _delegate(_name, _name in _VIEW_METHODS)
+_DELEGATE_DOC = """NumPy's ``ndarray.{name}`` on the storage's values.
+
+    {what}
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The arguments of ``numpy.ndarray.{name}``, with NumPy's meaning.
+
+    Returns
+    -------
+    object
+        What ``numpy.ndarray.{name}`` returns.
+    """
+_DELEGATE_READ = """A read: the host is made current first (a device-only storage's values are
+    copied to the host); the result is a new NumPy array or a scalar, as NumPy returns it."""
+_DELEGATE_VIEW = """The result may be a NumPy view of the host buffer, so the host is made current
+    and marked modified first (a read-only storage gives a view of read-only values, a
+    device-only one a view of a host copy)."""
+_DELEGATE_INPLACE = """Writes in place through the host buffer, which is made current first and then
+    marked modified."""
+
+
+for _name in _READ_METHODS + _VIEW_METHODS + _INPLACE_METHODS:
+    _m = _delegate(_name, _name not in _READ_METHODS, _name in _INPLACE_METHODS)
     if _m is not None:
         setattr(Storage, _name, _m)
 del _name, _m
@@ -1168,7 +1650,9 @@ class SoftwareManagedGPUStorage(Storage):
     """Host + device buffers kept in sync by gtstorage (GDP-3 managed="gt4py")."""
 
     @property
-    def managed(self):
+    def managed(self) -> str:
+        """GDP-3 ``managed``: ``"gtstorage"`` (GDP-3's ``"gt4py"``), the library keeps the host
+        and device buffers in sync."""
         return "gtstorage"
 
 
@@ -1176,8 +1660,15 @@ class CUDAManagedGPUStorage(Storage):
     """One unified-memory buffer visible from host and device (GDP-3 managed="cuda")."""
 
     @property
-    def managed(self):
+    def managed(self) -> str:
+        """GDP-3 ``managed``: ``"cuda"``, one unified-memory buffer seen from host and
+        device."""
         return "cuda"
+
+
+for _cls in (Storage, CPUStorage, GPUStorage, SoftwareManagedGPUStorage, CUDAManagedGPUStorage):
+    _cls.__doc__ = _cls.__doc__.rstrip() + "\n" + _CONSTRUCTOR_DOC
+del _cls
 
 
 class _HandleOwner(_OwnedReference):
@@ -1307,7 +1798,7 @@ def _wrap_cuda_array(value) -> Storage:
     stream = _cai_stream(cai)
     shape = tuple(int(s) for s in cai["shape"])
     strides = cai.get("strides")
-    return _wait_for_producer(
+    out = _wait_for_producer(
         wrap_buffers(
             device_data=int(cai["data"][0]) or None,
             shape=shape,
@@ -1318,3 +1809,5 @@ def _wrap_cuda_array(value) -> Storage:
         ),
         stream,
     )
+    out._base = value
+    return out
