@@ -67,6 +67,8 @@ program test_mpi_exchange_fortran
   call expect(st == GTSTORAGE_OK, "exchange_wait")
   call check(u, 3, .false.)
   call gtstorage_exchange_release(ex, status=st)
+  call gtstorage_decomp_release(d2, status=st)
+  call expect(st == GTSTORAGE_OK, "decomp_release")
 
   ! Bad input: a status and a message on every rank.
   call gtstorage_decomp_create(d2, 987654, status=st)
@@ -82,10 +84,10 @@ program test_mpi_exchange_fortran
   call gtstorage_exchange_run(0_gtstorage_exchange_kind, status=st)
   call expect(st == GTSTORAGE_ERROR_INVALID_HANDLE, "exchange handle 0")
 
+  call expect(d2 == 0, "a failed gtstorage_decomp_create leaves 0")
   call gtstorage_release(u)
   call gtstorage_release(v)
   call gtstorage_decomp_release(d)
-  call gtstorage_decomp_release(d2)
 
   call MPI_Allreduce(failures, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0) print '(i0, a, i0, a)', nprocs, " processes (Fortran): ", total, " failures"
