@@ -88,6 +88,23 @@ def _resolve_in_package(app, env, node, contnode):
                                              f"gtstorage.{name}", node, contnode)
 
 
+# gtstorage.mpi needs libgtstorage_mpi, which only builds with an MPI: without it, its page says
+# so instead of documenting the module (whose import would fail).
+try:
+    import gtstorage.mpi  # noqa: F401
+    _MPI_MISSING = None
+except ImportError as exc:
+    _MPI_MISSING = str(exc)
+
+
+def _mpi_page(app, docname, source):
+    if docname == "mpi" and _MPI_MISSING is not None:
+        source[0] = ("Halo exchange over MPI\n======================\n\n"
+                     "This build has no ``libgtstorage_mpi`` (it is built where an MPI is found), "
+                     "so :mod:`gtstorage.mpi` is not documented here.\n")
+
+
 def setup(app):
+    app.connect("source-read", _mpi_page)
     app.connect("autodoc-process-docstring", _alias_docstring)
     app.connect("missing-reference", _resolve_in_package)

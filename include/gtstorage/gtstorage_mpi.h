@@ -138,7 +138,7 @@ typedef struct gtstorage_decomp_info {
   int32_t proc_dims[GTSTORAGE_MPI_MAX_DIMS]; /**< Processes per decomposed dim. */
   int32_t periodic[GTSTORAGE_MPI_MAX_DIMS];  /**< 1 where periodic. */
   int32_t coords[GTSTORAGE_MPI_MAX_DIMS];    /**< This process's coordinates in the grid. */
-  int32_t reserved;
+  int32_t reserved;                          /**< Set to 0 by the library. */
   /** Labels of the decomposed dims ("I", "J", "K"), in grid order. */
   char dims[GTSTORAGE_MPI_MAX_DIMS][GTSTORAGE_DIM_LABEL_SIZE];
   /** Rank of the lower [0] and upper [1] neighbour per decomposed dim; -1 at the edge of a
@@ -294,24 +294,23 @@ GTSTORAGE_API int gtstorage_exchange_release(gtstorage_exchange exchange);
 
 /** What an exchange does per step, as built on the calling process. */
 typedef struct gtstorage_exchange_info {
-  uint32_t struct_size; /**< sizeof(gtstorage_exchange_info), set by the caller. */
-  uint32_t nfields;     /**< Fields bound. */
-  int32_t pattern;      /**< The ::gtstorage_exchange_pattern. */
-  int32_t gpu_aware;    /**< 1 if device halos go to MPI as device memory, 0 if staged. */
-  int32_t in_flight;    /**< 1 between start and wait. */
-  int32_t directions;   /**< Directions with a neighbour (MPI_PROC_NULL ones not counted). */
-  int32_t messages;     /**< Messages sent per step (as many are received). */
-  /** Field × direction regions sent as MPI datatypes, and packed by the library, per step. */
-  int32_t datatype_regions;
-  int32_t packed_regions;
-  int32_t reserved;
-  int64_t bytes_sent;     /**< Halo bytes sent per step. */
-  int64_t bytes_received; /**< Halo bytes received per step. */
-  /** Bytes the last completed step moved from device to pinned host memory and back for staging
-   *  (0 with a GPU-aware MPI or without device fields): the packed halo bytes only. */
+  uint32_t struct_size;     /**< sizeof(gtstorage_exchange_info), set by the caller. */
+  uint32_t nfields;         /**< Fields bound. */
+  int32_t pattern;          /**< The ::gtstorage_exchange_pattern. */
+  int32_t gpu_aware;        /**< 1 if device halos go to MPI as device memory, 0 if staged. */
+  int32_t in_flight;        /**< 1 between start and wait. */
+  int32_t directions;       /**< Directions with a neighbour (MPI_PROC_NULL ones not counted). */
+  int32_t messages;         /**< Messages sent per step (as many are received). */
+  int32_t datatype_regions; /**< Field × direction regions sent as MPI datatypes per step. */
+  int32_t packed_regions;   /**< Field × direction regions packed by the library per step. */
+  int32_t reserved;         /**< Set to 0 by the library. */
+  int64_t bytes_sent;       /**< Halo bytes sent per step. */
+  int64_t bytes_received;   /**< Halo bytes received per step. */
+  /** Bytes the last step moved from device to pinned host memory for staging (0 with a
+   *  GPU-aware MPI or without device fields): the packed halo bytes only. */
   int64_t staged_d2h_bytes;
-  int64_t staged_h2d_bytes;
-  int64_t steps; /**< Exchanges completed. */
+  int64_t staged_h2d_bytes; /**< The same from pinned host to device memory. */
+  int64_t steps;            /**< Exchanges completed. */
 } gtstorage_exchange_info;
 
 /** Initializer of ::gtstorage_exchange_info (an output struct: only struct_size matters). */

@@ -20,6 +20,7 @@ from typing import Any, Dict, List
 
 from . import _args, _capi
 from ._capi import (
+    GTCommunicationError,
     GTDeviceError,
     GTDriverTooOldError,
     GTInternalError,
@@ -68,8 +69,8 @@ library_path: str = _capi.library_path
 asstorage = as_storage  # the spelling of GDP-3's first draft
 
 __all__ = [
-    "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTDeviceError", "GTDriverTooOldError",
-    "GTInternalError",
+    "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTCommunicationError", "GTDeviceError",
+    "GTDriverTooOldError", "GTInternalError",
     "GTMemoryError", "GTNoSuchBufferError", "GTStorageError", "GTSyncConflictError",
     "GTUnknownPresetError", "GTUnsupportedError", "GTValueError", "SoftwareManagedGPUStorage",
     "Storage", "SyncState", "as_storage", "asstorage", "device_count", "empty", "empty_like",
@@ -282,7 +283,7 @@ def set_device(device_id: int) -> None:
 
 
 # Public classes report the package as their module (readable tracebacks and reprs).
-for _cls in (GTDeviceError, GTDriverTooOldError, GTInternalError, GTMemoryError, GTNoSuchBufferError, GTStorageError,
+for _cls in (GTCommunicationError, GTDeviceError, GTDriverTooOldError, GTInternalError, GTMemoryError, GTNoSuchBufferError, GTStorageError,
              GTSyncConflictError, GTUnknownPresetError, GTUnsupportedError, GTValueError,
              CPUStorage, CUDAManagedGPUStorage, GPUStorage, SoftwareManagedGPUStorage, Storage,
              SyncState):

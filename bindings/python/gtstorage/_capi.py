@@ -108,7 +108,8 @@ class GTInternalError(GTStorageError, RuntimeError):
 
 # The subclasses take the base class's constructor arguments.
 for _cls in (GTValueError, GTMemoryError, GTNoSuchBufferError, GTUnknownPresetError, GTDeviceError,
-             GTDriverTooOldError, GTSyncConflictError, GTUnsupportedError, GTInternalError):
+             GTDriverTooOldError, GTSyncConflictError, GTUnsupportedError, GTCommunicationError,
+             GTInternalError):
     _cls.__doc__ = _cls.__doc__.rstrip() + "\n" + GTStorageError.__doc__[
         GTStorageError.__doc__.index("\n    Parameters"):]
 del _cls

@@ -12,6 +12,7 @@ fields that know their halo (``domain_view``, ``__gt_origin__``), their dims
 from __future__ import annotations
 
 from ._capi import (
+    GTCommunicationError,
     GTDeviceError,
     GTDriverTooOldError,
     GTInternalError,
@@ -49,8 +50,8 @@ from ._storage import (
 asstorage = as_storage  # the spelling of GDP-3's first draft
 
 __all__ = [
-    "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTDeviceError", "GTDriverTooOldError",
-    "GTInternalError", "GTMemoryError", "GTNoSuchBufferError", "GTStorageError",
+    "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTCommunicationError", "GTDeviceError",
+    "GTDriverTooOldError", "GTInternalError", "GTMemoryError", "GTNoSuchBufferError", "GTStorageError",
     "GTSyncConflictError", "GTUnknownPresetError", "GTUnsupportedError", "GTValueError",
     "SoftwareManagedGPUStorage", "Storage", "SyncState", "as_storage", "asstorage", "empty",
     "empty_like", "from_array", "full", "full_like", "ones", "ones_like", "plan", "storage",

@@ -36,7 +36,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _args, _capi
 from . import _mpi_capi_generated as _m
-from ._capi import GTCommunicationError, GTStorageError, check, lib
+from ._capi import GTCommunicationError, GTStorageError, check, lib  # noqa: F401
 
 __all__ = ["Decomposition", "Exchange", "GTCommunicationError", "gpu_aware", "library_path"]
 
@@ -265,8 +265,10 @@ class Decomposition:
 
         Returns
         -------
-        (offset, extent) : tuple of tuple of int
-            First global index (0-based) and extent of the block, per decomposed dim.
+        offset : tuple of int
+            First global index (0-based) of the block, per decomposed dim.
+        extent : tuple of int
+            Extent of the block, per decomposed dim.
         """
         where = "Decomposition.local_extent"
         g = _args.int_sequence(f"{where}: global_shape", global_shape)
