@@ -6,7 +6,8 @@
 #      halo exchange of libgtstorage_mpi under mpiexec on 1-6 processes, ...)
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build without CUDA: the CTest suite again,
 #      the simgpu device suite included (tests labelled "python" excluded: an uninstrumented
-#      interpreter cannot load the library)
+#      interpreter cannot load the library; the MPI exchange on 1 and 4 processes only, the
+#      normal suite runs every count)
 #   3. the Python binding's tests (tests/python/run.sh, when present: the wheel built from the
 #      repository root, installed into a NumPy 2.x venv and a Debian NumPy 1.24 venv), then the
 #      GT4Py integration test (tests/gt4py/run.sh: real gt4py==1.2.3 stencils on gtstorage
@@ -75,7 +76,7 @@ asan_build() {
   cmake -S "$GTS_REPO" -B "$asan_build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_Fortran_FLAGS=-O1 \
     -DGTSTORAGE_SANITIZE=address,undefined -DGTSTORAGE_ENABLE_CUDA=OFF \
-    -DGTSTORAGE_BUILD_BENCH=OFF &&
+    -DGTSTORAGE_BUILD_BENCH=OFF "-DGTSTORAGE_MPI_NPROCS=1;4" &&
     cmake --build "$asan_build" -j "$GTS_JOBS"
 }
 asan_tests() {

@@ -77,6 +77,7 @@ program exchange_example
   call gtstorage_exchange_release(ex)
   call gtstorage_release(u)
   call gtstorage_decomp_release(d)
+  deallocate (next, ref, rnext)
   call MPI_Finalize()
   if (total /= 0) error stop 1
 

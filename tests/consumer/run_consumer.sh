@@ -8,14 +8,18 @@
 #                      one too, and without REQUIRED the project goes on with gtstorage_FOUND off
 #   pkg-config         compile main.c with `pkg-config --cflags --libs gtstorage`, run
 #   pkg-config-fortran compile main.f90 with `pkg-config --cflags --libs gtstorage-fortran`, run
+#   find_package_mpi   tests/consumer/project_mpi with find_package(gtstorage COMPONENTS C MPI):
+#                      build main_mpi.c against gtstorage::mpi, run it on 2 processes
+#   pkg-config-mpi     compile main_mpi.c with mpicc and `pkg-config --cflags --libs gtstorage-mpi`
+#                      (and its variable mpi_library), run it on 2 processes
 # Settings come from the environment (set by tests/consumer/CMakeLists.txt):
 #   GTS_BUILD_DIR GTS_PREFIX GTS_WORK GTS_PROJECT GTS_LIBDIR GTS_VERSION GTS_SOVERSION
 #   GTS_GENERATOR GTS_CC GTS_FC GTS_SAN_FLAGS GTS_PKG_CONFIG GTS_HAVE_INFO
 #   GTS_HAVE_CUDA GTS_HAVE_HIP GTS_HAVE_FORTRAN (1/0) GTS_FORTRAN_MODDIR (relative to the prefix)
-#   GTS_FORTRAN_ID GTS_FORTRAN_VERSION
+#   GTS_FORTRAN_ID GTS_FORTRAN_VERSION GTS_HAVE_MPI (1/0) GTS_MPIEXEC
 set -euo pipefail
 
-step=${1:?usage: run_consumer.sh install|find_package|find_package_fortran|components|pkg-config|pkg-config-fortran}
+step=${1:?usage: run_consumer.sh install|find_package|find_package_fortran|components|pkg-config|pkg-config-fortran|find_package_mpi|pkg-config-mpi}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 prefix=$GTS_PREFIX
 libdir=$prefix/$GTS_LIBDIR
@@ -64,6 +68,15 @@ install)
   else
     [[ ! -e $libdir/pkgconfig/gtstorage-fortran.pc ]] ||
       fail "gtstorage-fortran.pc installed by a build without the Fortran binding"
+  fi
+  if [[ ${GTS_HAVE_MPI:-0} == 1 ]]; then
+    [[ -f $prefix/include/gtstorage/gtstorage_mpi.h ]] || fail "gtstorage_mpi.h not installed"
+    [[ -f $libdir/libgtstorage_mpi.so.$GTS_SOVERSION ]] || fail "libgtstorage_mpi not installed"
+    [[ -f $libdir/pkgconfig/gtstorage-mpi.pc ]] || fail "gtstorage-mpi.pc not installed"
+    soname_mpi=$(objdump -p "$libdir/libgtstorage_mpi.so.$GTS_SOVERSION" | awk '$1 == "SONAME" {print $2}')
+    [[ $soname_mpi == libgtstorage_mpi.so.$GTS_SOVERSION ]] || fail "libgtstorage_mpi SONAME is '$soname_mpi'"
+  else
+    [[ ! -e $libdir/pkgconfig/gtstorage-mpi.pc ]] || fail "gtstorage-mpi.pc installed without MPI"
   fi
   # The installed CMake files must not point back into the build or source tree.
   if grep -rlF -e "$GTS_BUILD_DIR" "$libdir/cmake/gtstorage" "$libdir/pkgconfig"; then
@@ -177,6 +190,7 @@ components)
   [[ $GTS_HAVE_FORTRAN == 1 ]] && have+=";Fortran"
   [[ $GTS_HAVE_CUDA == 1 ]] && have+=";CUDA"
   [[ $GTS_HAVE_HIP == 1 ]] && have+=";HIP"
+  [[ ${GTS_HAVE_MPI:-0} == 1 ]] && have+=";MPI"
   configure components_all "-DCONSUMER_COMPONENTS=$have" "-DCONSUMER_OPTIONAL_COMPONENTS=" ||
     fail "find_package(gtstorage REQUIRED COMPONENTS $have) failed: $(cat "$GTS_WORK/components_all.log")"
   echo "components OK (missing: ${missing:-none}; present: $have)"
@@ -223,6 +237,40 @@ pkg-config)
   loads_installed "$bdir/consumer"
   env -u LD_LIBRARY_PATH "$bdir/consumer"
   echo "pkg-config OK"
+  ;;
+
+find_package_mpi)
+  bdir=$GTS_WORK/find_package_mpi
+  rm -rf "$bdir"
+  cmake -S "$GTS_PROJECT/../project_mpi" -B "$bdir" -G "$GTS_GENERATOR" -DCMAKE_C_COMPILER="$GTS_CC" \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS="$GTS_SAN_FLAGS" -DCMAKE_EXE_LINKER_FLAGS="$GTS_SAN_FLAGS"
+  cmake --build "$bdir"
+  loads_installed "$bdir/consumer_mpi"
+  env -u LD_LIBRARY_PATH "$GTS_MPIEXEC" --oversubscribe -n 2 "$bdir/consumer_mpi" | tee "$bdir/out.txt"
+  expect_line "$bdir/out.txt" "consumer_mpi OK"
+  echo "find_package_mpi OK"
+  ;;
+
+pkg-config-mpi)
+  bdir=$GTS_WORK/pkg-config-mpi
+  rm -rf "$bdir" && mkdir -p "$bdir"
+  export PKG_CONFIG_PATH=$libdir/pkgconfig
+  flags=$("$GTS_PKG_CONFIG" --cflags --libs gtstorage-mpi)
+  built_with=$("$GTS_PKG_CONFIG" --variable=mpi_library gtstorage-mpi)
+  pc_libdir=$("$GTS_PKG_CONFIG" --variable=libdir gtstorage-mpi)
+  echo "flags: $flags (built with: $built_with)"
+  [[ -n $built_with ]] || fail "gtstorage-mpi.pc does not say which MPI it was built with"
+  for lib in -lgtstorage_mpi -lgtstorage; do
+    [[ " $flags " == *" $lib "* ]] || fail "pkg-config --libs gtstorage-mpi lacks $lib: $flags"
+  done
+  # shellcheck disable=SC2086  # flags are word lists
+  OMPI_CC=$GTS_CC mpicc -std=c99 -Wall -Wextra $GTS_SAN_FLAGS "$GTS_PROJECT/../project_mpi/main_mpi.c" \
+    -o "$bdir/consumer_mpi" $flags -Wl,-rpath,"$pc_libdir"
+  loads_installed "$bdir/consumer_mpi"
+  env -u LD_LIBRARY_PATH "$GTS_MPIEXEC" --oversubscribe -n 2 "$bdir/consumer_mpi" | tee "$bdir/out.txt"
+  expect_line "$bdir/out.txt" "consumer_mpi OK"
+  echo "pkg-config-mpi OK"
   ;;
 
 *)
