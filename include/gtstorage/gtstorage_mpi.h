@@ -47,6 +47,11 @@
  * message per neighbouring direction carrying every field (plus one of device memory per
  * direction when device halos go to a GPU-aware MPI directly). Dims that are not decomposed (K
  * when only I and J are, data dims) are exchanged whole, halo included.
+ *
+ * **Threads.** Handles are valid in every thread, but one exchange is driven by one thread at a
+ * time (start, test, wait and release of the same exchange must not race), as an MPI request
+ * is; different exchanges may run in different threads where the MPI was initialized with
+ * `MPI_THREAD_MULTIPLE`.
  */
 #ifndef GTSTORAGE_GTSTORAGE_MPI_H
 #define GTSTORAGE_GTSTORAGE_MPI_H
