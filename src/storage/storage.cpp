@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -362,6 +363,7 @@ namespace {
 // storage released on another thread than it was created on never matches a wrong plan.
 std::atomic<uint64_t> next_geometry_id{1};
 
+#if GTS_KEEP_STORAGES
 constexpr int spare_count = 4;
 // Blocks up to this size are kept with their storage (the host allocator parks one such block
 // per thread as well); larger or pooled ones go back to the allocator and the pool, whose
@@ -369,28 +371,45 @@ constexpr int spare_count = 4;
 constexpr std::size_t spare_block_limit = std::size_t(64) << 10;
 
 // Trivially destructible (one TLS address computation per access); the reaper below frees the
-// spares at thread exit.
+// spares at thread exit. A kept storage is not live, but the library-wide counters are not
+// changed for it: each thread counts its own kept storages here, with plain stores (the four
+// locked additions a create + release would make otherwise cost 2.5 ns each on the VM), and
+// gtstorage_get_stats subtracts the sum over the threads (kept_totals).
 struct spare_list {
   storage* spares[spare_count] = {};
   int next_evicted = 0;
-  bool reaper_set = false;
-  bool dead = false;  // the reaper ran: nothing is kept any more
+  bool reaper_set = false;  // registered: reaper constructed, in the list of kept_totals
+  bool dead = false;        // the reaper ran: nothing is kept any more
+  std::atomic<int64_t> kept_buffers{0};  // written by the owning thread only
+  std::atomic<int64_t> kept_bytes{0};
+  spare_list* next = nullptr;  // the registered lists (kept_registry)
 };
 
-// A kept storage is not live: the statistics count it as released while it waits.
-void count_kept(const storage& s, int64_t sign) {
-  stats().live_buffers.fetch_add(sign, std::memory_order_relaxed);
-  stats().host_bytes.fetch_add(sign * static_cast<int64_t>(s.buffers->host.block.bytes),
-                               std::memory_order_relaxed);
+// The lists of the threads that kept a storage, for kept_totals.
+struct kept_registry {
+  std::mutex mutex;
+  spare_list* head = nullptr;
+};
+
+kept_registry& registry() {
+  static auto* const r = new kept_registry;  // leaked: thread exits may come after static exit
+  return *r;
 }
 
-// Destroys a kept storage (its counts restored first, the destructor takes them off again).
-void drop_kept(storage* s) noexcept {
-  count_kept(*s, 1);
+void count_kept(spare_list& l, const storage& s, int64_t sign) {
+  l.kept_buffers.store(l.kept_buffers.load(std::memory_order_relaxed) + sign,
+                       std::memory_order_relaxed);
+  l.kept_bytes.store(l.kept_bytes.load(std::memory_order_relaxed) +
+                         sign * static_cast<int64_t>(s.buffers->host.block.bytes),
+                     std::memory_order_relaxed);
+}
+
+// Destroys a storage kept in @p l.
+void drop_kept(spare_list& l, storage* s) noexcept {
+  count_kept(l, *s, -1);
   delete s;
 }
 
-#if GTS_KEEP_STORAGES
 thread_local spare_list spares;
 
 struct spare_reaper {
@@ -401,18 +420,31 @@ struct spare_reaper {
     spare_list& l = spares;
     l.dead = true;
     for (storage*& s : l.spares) {
-      if (s != nullptr) drop_kept(s);
+      if (s != nullptr) drop_kept(l, s);
       s = nullptr;
+    }
+    kept_registry& r = registry();
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    for (spare_list** p = &r.head; *p != nullptr; p = &(*p)->next) {
+      if (*p == &l) {
+        *p = l.next;
+        break;
+      }
     }
   }
 };
 thread_local spare_reaper reaper;
 
-__attribute__((noinline)) void register_reaper(spare_list& l) noexcept {
+// Once per thread, out of the fast path: the reaper's destructor is registered for the thread's
+// exit, and the list joins the registry.
+__attribute__((noinline)) void register_list(spare_list& l) noexcept {
   static_cast<void>(&reaper);
+  kept_registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  l.next = r.head;
+  r.head = &l;
   l.reaper_set = true;
 }
-#endif
 
 // Whether released storage @p s can be kept: created from a memoized plan, the only user of its
 // buffers (no view, no wrapped memory), with a small unpooled host block and nothing else.
@@ -423,6 +455,7 @@ bool keepable(const storage& s) {
          b.backend == nullptr && b.release == nullptr && !b.host.block.pooled &&
          !b.host.block.mapped && b.host.block.bytes <= spare_block_limit;
 }
+#endif  // GTS_KEEP_STORAGES
 
 // A kept storage of geometry @p id, ready for reuse; nullptr if this thread keeps none.
 std::unique_ptr<storage> take_spare(uint64_t id) {
@@ -432,7 +465,7 @@ std::unique_ptr<storage> take_spare(uint64_t id) {
     if (s != nullptr && s->recycle.id == id) {
       std::unique_ptr<storage> st(s);
       s = nullptr;
-      count_kept(*st, 1);
+      count_kept(l, *st, -1);
       st->stream = 0;
       st->buffers->prepare_reuse();
       return st;
@@ -669,9 +702,9 @@ void storage::retire(storage* s) noexcept {
   if (s != nullptr && keepable(*s)) {
     spare_list& l = tls_ref(spares);
     if (!l.dead) {
-      if (!l.reaper_set) register_reaper(l);
+      if (!l.reaper_set) register_list(l);
       s->buffers->host.block.fresh_zero = false;  // its contents are the last user's
-      count_kept(*s, -1);
+      count_kept(l, *s, 1);
       // An empty place, else the one kept longest.
       storage** place = nullptr;
       for (storage*& k : l.spares) {
@@ -683,7 +716,7 @@ void storage::retire(storage* s) noexcept {
       if (place == nullptr) {
         place = &l.spares[l.next_evicted];
         l.next_evicted = (l.next_evicted + 1) % spare_count;
-        drop_kept(*place);
+        drop_kept(l, *place);
       }
       *place = s;
       return;
@@ -691,6 +724,19 @@ void storage::retire(storage* s) noexcept {
   }
 #endif
   delete s;
+}
+
+kept_counts kept_totals() {
+  kept_counts k;
+#if GTS_KEEP_STORAGES
+  kept_registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  for (const spare_list* l = r.head; l != nullptr; l = l->next) {
+    k.buffers += l->kept_buffers.load(std::memory_order_relaxed);
+    k.host_bytes += l->kept_bytes.load(std::memory_order_relaxed);
+  }
+#endif
+  return k;
 }
 
 std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
