@@ -1,7 +1,10 @@
 #include "capi/boundary.hpp"
 
+#include <atomic>
 #include <cstring>
 #include <string>
+
+#include "common/tls.hpp"
 
 namespace gts::capi {
 namespace {
@@ -13,19 +16,32 @@ thread_local char last_message[1024] = "";
 // (-mtls-dialect=gnu2): before glibc 2.40 their dynamic path clobbers SSE registers that GCC
 // assumes preserved, which corrupted floating-point values in dlopen'ed use.)
 thread_local bool has_message = false;
+// Threads whose has_message is set. While it is zero (a program whose calls succeed), a
+// successful call does not look at its thread's message at all: in the global-dynamic TLS model
+// that look is a __tls_get_addr call, two per small create + release. A thread that has a
+// message counts itself here before, in its own order, so it always sees a non-zero count. (A
+// thread that exits with a message set leaves the count raised: later calls take the look.)
+std::atomic<int64_t> threads_with_message{0};
 }  // namespace
 
 int set_error(int status, const char* message) noexcept {
   std::strncpy(last_message, message, sizeof last_message - 1);
   last_message[sizeof last_message - 1] = '\0';
-  has_message = true;
+  bool& has = tls_ref(has_message);
+  if (!has) {
+    has = true;
+    threads_with_message.fetch_add(1, std::memory_order_relaxed);
+  }
   return status;
 }
 
 void clear_error() noexcept {
-  if (has_message) {
+  if (threads_with_message.load(std::memory_order_relaxed) == 0) return;
+  bool& has = tls_ref(has_message);
+  if (has) {
     last_message[0] = '\0';
-    has_message = false;
+    has = false;
+    threads_with_message.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 

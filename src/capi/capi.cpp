@@ -655,8 +655,9 @@ int gtstorage_get_stats(gtstorage_stats* out) {
     const gts::global_stats& s = gts::stats();
     gtstorage_stats full{};
     full.live_handles = table().live();
-    full.live_buffers = s.live_buffers.load();
-    full.host_bytes = s.host_bytes.load();
+    const gts::kept_counts kept = gts::kept_totals();
+    full.live_buffers = s.live_buffers.load() - kept.buffers;
+    full.host_bytes = s.host_bytes.load() - kept.host_bytes;
     full.device_bytes = s.device_bytes.load();
     full.h2d_count = s.transfers.h2d_count.load();
     full.h2d_bytes = s.transfers.h2d_bytes.load();

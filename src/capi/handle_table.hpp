@@ -7,9 +7,9 @@
 
 namespace gts {
 
-using handle_table = basic_handle_table<storage>;
+using handle_table = basic_handle_table<storage, storage_deleter>;
 
 // The library's one instantiation lives in handle_table.cpp.
-extern template class basic_handle_table<storage>;
+extern template class basic_handle_table<storage, storage_deleter>;
 
 }  // namespace gts

@@ -60,7 +60,9 @@ class spin_mutex {
   std::atomic<bool> locked_{false};
 };
 
-template <class T>
+/// @p Deleter destroys an object when its last reference is released (the library's storages
+/// are recycled by theirs, storage.hpp).
+template <class T, class Deleter = std::default_delete<T>>
 class basic_handle_table {
  public:
   /// @p first_generation (odd) is the generation of each slot's first handle; tests start near
@@ -75,7 +77,10 @@ class basic_handle_table {
     for (auto& c : chunks_) {
       slot* s = c.load(std::memory_order_relaxed);
       if (s == nullptr) break;
-      for (uint32_t k = 0; k < chunk_size; ++k) delete s[k].object.load(std::memory_order_relaxed);
+      for (uint32_t k = 0; k < chunk_size; ++k) {
+        T* obj = s[k].object.load(std::memory_order_relaxed);
+        if (obj != nullptr) Deleter{}(obj);
+      }
       delete[] s;
     }
   }
@@ -153,7 +158,10 @@ class basic_handle_table {
       next = refs_of(v) == 1 ? retired : v - 1;
     } while (!s->state.compare_exchange_weak(v, next, std::memory_order_acq_rel));
     if (next != retired) return;
-    T* obj = s->object.exchange(nullptr, std::memory_order_acq_rel);
+    // Only the thread whose compare-and-swap retired the slot gets here, and the slot is not free
+    // for reuse before the push below: a plain load and store (no locked exchange).
+    T* obj = s->object.load(std::memory_order_acquire);
+    s->object.store(nullptr, std::memory_order_relaxed);
     {
       const std::lock_guard<spin_mutex> lock(mutex_);
       --live_;
@@ -162,7 +170,7 @@ class basic_handle_table {
       // slot of 16 bytes per 2^31 handles.)
       if (gen != 0xffffffffu) free_.push_back(static_cast<uint32_t>((h & 0xffffffffu) - 1));
     }
-    delete obj;
+    Deleter{}(obj);
   }
 
   int64_t refcount(uint64_t h) const {

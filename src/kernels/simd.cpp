@@ -3,13 +3,18 @@
 // library runs on any x86-64 yet uses AVX2/AVX-512 and non-temporal stores where present.
 //
 // Why these routines: a layout-changing copy of a large array is bound by memory traffic, not
-// arithmetic. It reaches memcpy speed only if (1) the source is read as a few sequential streams
-// (16 rows at a time, prefetched into L2), (2) every destination cache line is written whole in
-// one go by a non-temporal store (no read-for-ownership of the destination; scattered whole-line
-// writes cost about what sequential ones do), and (3) the transposition happens in registers
-// (8x8 blocks of 8-byte items, 16x16 of 4-byte items). Measured on the 2-core EPYC VM for
-// 512x512x128 float64, Fortran order -> K fastest, one thread: 1.1-1.25x glibc memcpy, against
-// 0.05x for an element loop.
+// arithmetic. It comes near memcpy speed only if (1) the source is read as a few sequential
+// streams (16 rows at a time: 8 or 16 streams read as fast as one sequential stream on the
+// 2-core EPYC VM, 32 at 0.6x and 64 at 0.35x of that), (2) every destination cache line is
+// written whole by a non-temporal store (no read-for-ownership of the destination), and (3) the
+// transposition happens in registers (8x8 blocks of 8-byte items, 16x16 of 4-byte items).
+// What remains is the destination's scatter: each step writes one short run (128 bytes for
+// float64, 64 for float32) per destination row, and the memory system takes about 10 ns per run
+// that is not next to the previous one, whatever its length up to 128 bytes (write-only test on
+// the VM: 128-byte runs 512 KiB apart reach 0.55x sequential non-temporal stores, 64-byte runs
+// 0.3x, 256-byte runs 0.95x). Longer runs need more source streams, which cost more than they
+// save. Measured there for 512x512x128, Fortran order -> K fastest, one thread, against the
+// same-layout copy: float64 0.6-0.66x, float32 0.35-0.4x, against 0.05x for an element loop.
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,10 +43,6 @@
 
 namespace gts::kernels::detail {
 namespace {
-
-// Source prefetch distance along a row, in bytes (into L2): far enough ahead to hide DRAM
-// latency for the 16 concurrent row streams; 256 B to 2 KiB measured alike.
-constexpr int64_t prefetch_bytes = 1024;
 
 // ------------------------------------------------------------------------------------------
 // Portable versions (also the edges of the vector versions).
@@ -95,53 +96,40 @@ inline int64_t nt_peel(const std::byte* d, const transpose_geom& g, int64_t size
 
 // Strip driver shared by the vector transposes (a macro because each copy needs its function's
 // target attribute to inline the block kernel). x advances in strips of GROUP blocks of BX
-// columns; for each strip, z and then y advance in blocks of BY. Before each step the strip's
-// source rows are prefetched into L2 a little ahead. GROUP blocks side by side give every
-// destination row GROUP adjacent lines per step: with 8-byte items two lines per row measured
-// 1.2x memcpy against 0.95x for one (512x512x128 float64, 1 thread), with the L2 hint beating L1.
+// columns; for each strip, z and then y advance in blocks of BY. GROUP blocks side by side give
+// every destination row GROUP adjacent lines per step: with 8-byte items two lines per row (16
+// source streams) measured 1.5x one line (8 streams) and 1.8x four lines (32 streams).
 // z is inside the strip so that the source rows are read as long streams: when a row continues
 // in memory with the next z (F order -> K fastest: I then J), the strip reads 16 runs of a whole
-// I-J plane instead of 16 runs of one I row, and the prefetch ahead of a row's end fetches the
-// next z's start instead of lines that a later strip would read again (25% extra reads, 0.8x).
+// I-J plane instead of 16 runs of one I row. The hardware prefetchers follow 16 such streams:
+// software prefetches into L2 (or L1) ahead of them measured 4-8% slower for 8-byte items and
+// no faster for 4-byte ones.
 // NOLINTBEGIN(bugprone-macro-parentheses): BLOCK and STRIPS are template names (BLOCK<NT>).
-#define GTS_STRIPS(NAME, TARGET, BLOCK, SIZE, BX, BY, GROUP)                                    \
-  template <bool NT>                                                                            \
-  TARGET void NAME(std::byte* d, const std::byte* s, const transpose_geom& g, int64_t x) {      \
-    const int64_t row = g.ny * (SIZE);                                                          \
-    const int64_t ye = g.ny / (BY) * (BY);                                                      \
-    for (int64_t group = GROUP; group >= 1; group = group > 1 ? 1 : 0) {                        \
-      const int64_t wide = int64_t(BX) * group;                                                 \
-      for (; x + wide <= g.nx; x += wide) {                                                     \
-        for (int64_t z = 0; z < g.nz; ++z) {                                                    \
-          const std::byte* sz = s + z * g.ssz;                                                  \
-          std::byte* dz = d + z * g.dsz;                                                        \
-          const std::byte* sx = sz + x * g.ssx;                                                 \
-          std::byte* dx = dz + x * (SIZE);                                                      \
-          for (int64_t y = 0; y < ye; y += (BY)) {                                              \
-            /* Prefetch target in the rows of this z followed by those of the next. */          \
-            int64_t off = y * (SIZE) + prefetch_bytes;                                          \
-            const std::byte* ps = sx;                                                           \
-            if (off >= row) {                                                                   \
-              off -= row;                                                                       \
-              ps = z + 1 < g.nz && off < row ? sx + g.ssz : nullptr;                            \
-            }                                                                                   \
-            if (ps != nullptr) {                                                                \
-              for (int64_t k = 0; k < wide; ++k) {                                              \
-                _mm_prefetch(reinterpret_cast<const char*>(ps + k * g.ssx + off), _MM_HINT_T1); \
-              }                                                                                 \
-            }                                                                                   \
-            for (int64_t b = 0; b < group; ++b) {                                               \
-              BLOCK<NT>(dx + b * (BX) * (SIZE) + y * g.dsy, g.dsy,                              \
-                        sx + b * (BX)*g.ssx + y * (SIZE), g.ssx);                               \
-            }                                                                                   \
-          }                                                                                     \
-          transpose_scalar<SIZE>(dz, g.dsy, sz, g.ssx, x, x + wide, ye, g.ny);                  \
-        }                                                                                       \
-      }                                                                                         \
-    }                                                                                           \
-    for (int64_t z = 0; z < g.nz; ++z) {                                                        \
-      transpose_scalar<SIZE>(d + z * g.dsz, g.dsy, s + z * g.ssz, g.ssx, x, g.nx, 0, g.ny);     \
-    }                                                                                           \
+#define GTS_STRIPS(NAME, TARGET, BLOCK, SIZE, BX, BY, GROUP)                                \
+  template <bool NT>                                                                        \
+  TARGET void NAME(std::byte* d, const std::byte* s, const transpose_geom& g, int64_t x) {  \
+    const int64_t ye = g.ny / (BY) * (BY);                                                  \
+    for (int64_t group = GROUP; group >= 1; group = group > 1 ? 1 : 0) {                    \
+      const int64_t wide = int64_t(BX) * group;                                             \
+      for (; x + wide <= g.nx; x += wide) {                                                 \
+        for (int64_t z = 0; z < g.nz; ++z) {                                                \
+          const std::byte* sz = s + z * g.ssz;                                              \
+          std::byte* dz = d + z * g.dsz;                                                    \
+          const std::byte* sx = sz + x * g.ssx;                                             \
+          std::byte* dx = dz + x * (SIZE);                                                  \
+          for (int64_t y = 0; y < ye; y += (BY)) {                                          \
+            for (int64_t b = 0; b < group; ++b) {                                           \
+              BLOCK<NT>(dx + b * (BX) * (SIZE) + y * g.dsy, g.dsy,                          \
+                        sx + b * (BX)*g.ssx + y * (SIZE), g.ssx);                           \
+            }                                                                               \
+          }                                                                                 \
+          transpose_scalar<SIZE>(dz, g.dsy, sz, g.ssx, x, x + wide, ye, g.ny);              \
+        }                                                                                   \
+      }                                                                                     \
+    }                                                                                       \
+    for (int64_t z = 0; z < g.nz; ++z) {                                                    \
+      transpose_scalar<SIZE>(d + z * g.dsz, g.dsy, s + z * g.ssz, g.ssx, x, g.nx, 0, g.ny); \
+    }                                                                                       \
   }
 
 // Entry point of a vector transpose: streaming stores need destination rows on line

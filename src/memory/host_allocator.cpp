@@ -17,6 +17,7 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "common/tls.hpp"
 #include "memory/block_cache.hpp"
 
 namespace gts {
@@ -99,12 +100,21 @@ void give_back(const host_block& block) noexcept;
 
 constexpr std::size_t park_limit = std::size_t(64) << 10;
 
+// Small objects of the library itself (allocate_object): the few kept per thread, by size.
+constexpr int object_slots = 4;
+struct kept_object {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+};
+
 // Trivially destructible, so that an access is one TLS address computation (no guard); the
 // thread-exit cleanup is the reaper below, constructed on the first park of each thread.
 struct parked_block {
   host_block block{};       // ptr == nullptr: none parked
   bool reaper_set = false;  // this thread's reaper is registered
   bool dead = false;        // the reaper ran (thread exit): free directly from now on
+  kept_object objects[object_slots];
+  int next_evicted = 0;  // objects[] slot freed next when all are taken
 };
 
 #if GTS_PARK_BLOCKS
@@ -119,15 +129,27 @@ struct parked_reaper {
     p.dead = true;
     if (p.block.ptr != nullptr) give_back(p.block);
     p.block.ptr = nullptr;
+    for (kept_object& o : p.objects) {
+      ::operator delete(o.ptr);
+      o.ptr = nullptr;
+    }
   }
 };
 thread_local parked_reaper reaper;
 #endif
 
+#if GTS_PARK_BLOCKS
+// Registers the reaper's destructor for this thread's exit (once; out of the fast path).
+__attribute__((noinline)) void register_reaper(parked_block& p) noexcept {
+  static_cast<void>(&reaper);
+  p.reaper_set = true;
+}
+#endif
+
 // Takes this thread's parked block if it is @p request bytes aligned to @p align.
 bool take_parked(std::size_t request, std::size_t align, host_block& out) {
 #if GTS_PARK_BLOCKS
-  parked_block& p = parked;
+  parked_block& p = tls_ref(parked);
   if (p.block.ptr != nullptr && p.block.bytes == request && p.block.alignment == align) {
     out = p.block;
     p.block.ptr = nullptr;
@@ -147,13 +169,9 @@ bool park(const host_block& block) noexcept {
       block.alignment > header_align_limit) {
     return false;
   }
-  parked_block& p = parked;
+  parked_block& p = tls_ref(parked);
   if (p.dead) return false;
-  if (!p.reaper_set) {
-    // Registers the reaper's destructor for this thread's exit (once; out of the fast path).
-    static_cast<void>(&reaper);
-    p.reaper_set = true;
-  }
+  if (!p.reaper_set) register_reaper(p);
   const host_block previous = p.block;
   p.block = block;
   p.block.fresh_zero = false;
@@ -338,5 +356,48 @@ void release_block(const host_block& block) noexcept {
 }
 
 }  // namespace
+
+void* allocate_object(std::size_t bytes) {
+#if GTS_PARK_BLOCKS
+  parked_block& p = tls_ref(parked);
+  for (kept_object& o : p.objects) {
+    if (o.bytes == bytes && o.ptr != nullptr) {
+      void* const ptr = o.ptr;
+      o.ptr = nullptr;
+      return ptr;
+    }
+  }
+#endif
+  return ::operator new(bytes);
+}
+
+void free_object(void* ptr, std::size_t bytes) noexcept {
+#if GTS_PARK_BLOCKS
+  parked_block& p = tls_ref(parked);
+  if (!p.dead) {
+    if (!p.reaper_set) register_reaper(p);
+    // An empty slot, else the one kept longest (objects of several sizes take turns, so a
+    // create + release loop finds both of its objects whatever was freed before it).
+    kept_object* slot = nullptr;
+    for (kept_object& o : p.objects) {
+      if (o.ptr == nullptr) {
+        slot = &o;
+        break;
+      }
+    }
+    if (slot == nullptr) {
+      slot = &p.objects[p.next_evicted];
+      p.next_evicted = (p.next_evicted + 1) % object_slots;
+      ::operator delete(slot->ptr);
+    }
+    slot->ptr = ptr;
+    slot->bytes = bytes;
+    return;
+  }
+#else
+  (void)bytes;
+#endif
+  ::operator delete(ptr);
+}
 
 }  // namespace gts

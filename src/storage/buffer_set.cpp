@@ -70,6 +70,15 @@ void buffer_set::note_stream(uint64_t stream) {
   }
 }
 
+void buffer_set::prepare_reuse() {
+  streams_.clear();
+  many_streams_ = false;
+  for (auto* c :
+       {&transfers.h2d_count, &transfers.h2d_bytes, &transfers.d2h_count, &transfers.d2h_bytes}) {
+    c->store(0, std::memory_order_relaxed);
+  }
+}
+
 // Backend-owned device memory goes back to the device's stream-ordered pool (or to the runtime)
 // on default_stream, the stream it was allocated on. Work the application queued on the other
 // streams its handles were given (gtstorage_set_stream) may still use it: the release waits for

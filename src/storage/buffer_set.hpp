@@ -100,6 +100,9 @@ class buffer_set {
   /// Records that a handle of this set was given @p stream (gtstorage_set_stream): the release
   /// of backend-owned device memory is ordered after the work queued on it. Thread-safe.
   void note_stream(uint64_t stream);
+  /// Forgets what a host-only set kept from its last user (noted streams, transfer counts)
+  /// before storage::create hands it out again.
+  void prepare_reuse();
 
  private:
   void copy_side(side to, uint64_t stream);  // requires lock

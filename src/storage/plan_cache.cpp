@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <new>
 
+#include "common/tls.hpp"
+
 namespace gts {
 namespace {
 
@@ -82,6 +84,7 @@ struct entry {
     char none;
     allocation_plan plan;
   } slot;
+  host_geometry_slot host_geometry;
 
   [[nodiscard]] __attribute__((always_inline)) bool matches(const plan_request& r,
                                                             uint32_t presence_r,
@@ -121,6 +124,7 @@ struct entry {
       return false;
     }
     valid = false;
+    host_geometry.valid = false;
     if (r.dtype != nullptr) copy_string(dtype, r.dtype);
     if (r.preset != nullptr) copy_string(preset, r.preset);
     if (r.dims != nullptr) copy_string(dims, r.dims);
@@ -155,23 +159,29 @@ thread_local plan_memo memo;
 
 }  // namespace
 
-const allocation_plan& cached_plan(const plan_request& r) {
-  plan_memo& m = memo;
+const allocation_plan& cached_plan(const plan_request& r, host_geometry_slot*& host_geometry) {
+  plan_memo& m = tls_ref(memo);
   // Read before planning: a plan computed while a registration is under way is tagged with the
   // older generation, so it is stale as soon as the registration completes.
   const uint64_t gen = preset_generation();
   const uint32_t presence_r = presence_of(r);
   if (r.ndim >= 0 && r.ndim <= max_ndim && (r.ndim == 0 || r.shape != nullptr)) {
-    if (m.entries[m.last_hit].matches(r, presence_r, gen)) return m.entries[m.last_hit].slot.plan;
+    entry& last = m.entries[m.last_hit];
+    if (last.matches(r, presence_r, gen)) {
+      host_geometry = &last.host_geometry;
+      return last.slot.plan;
+    }
     for (int i = 0; i < entry_count; ++i) {
       if (i != m.last_hit && m.entries[i].matches(r, presence_r, gen)) {
         m.last_hit = i;
+        host_geometry = &m.entries[i].host_geometry;
         return m.entries[i].slot.plan;
       }
     }
   }
   const int victim = m.next_victim;
   entry& e = m.entries[victim];
+  host_geometry = nullptr;
   if (!e.store_key(r, presence_r, gen)) {
     // make_plan throws for the invalid ones among these; the rest are planned each time.
     ::new (&m.scratch.slot.plan) allocation_plan(make_plan(r));
@@ -181,7 +191,13 @@ const allocation_plan& cached_plan(const plan_request& r) {
   e.valid = true;
   m.last_hit = victim;
   m.next_victim = (victim + 1) % entry_count;
+  host_geometry = &e.host_geometry;
   return e.slot.plan;
+}
+
+const allocation_plan& cached_plan(const plan_request& r) {
+  host_geometry_slot* unused = nullptr;
+  return cached_plan(r, unused);
 }
 
 }  // namespace gts

@@ -5,7 +5,10 @@
 // invalidated by any preset (re)registration (preset_generation()).
 #pragma once
 
+#include <cstdint>
+
 #include "layout/allocation_plan.hpp"
+#include "storage/view_geometry.hpp"
 
 namespace gts {
 
@@ -14,5 +17,26 @@ namespace gts {
 /// requests are never memoized). The reference stays valid until the calling thread's next
 /// call.
 const allocation_plan& cached_plan(const plan_request& request);
+
+/// Room kept with a memoized plan for the geometry storage::create derives from it for a storage
+/// with only a host side, so that creating the same shape again copies it (a small create spent
+/// a third of its instructions deriving it). Emptied when the memo reuses the entry.
+struct host_geometry_slot {
+  bool valid = false;
+  /// Process-wide unique id of the geometry, given when it is filled (storage::retire keeps
+  /// released storages by it).
+  uint64_t id = 0;
+  // A union so that the memo keeps constant initialization (view_geometry leaves its arrays
+  // uninitialized); constructed by placement new when filled. Trivially destructible.
+  union geometry_storage {
+    constexpr geometry_storage() : none(0) {}
+    char none;
+    view_geometry geometry;
+  } slot;
+};
+
+/// cached_plan(@p request), and in @p host_geometry the slot kept with it (nullptr when the plan
+/// is not memoized). The slot stays valid as long as the plan reference.
+const allocation_plan& cached_plan(const plan_request& request, host_geometry_slot*& host_geometry);
 
 }  // namespace gts

@@ -1,14 +1,17 @@
 #include "storage/storage.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/tls.hpp"
 #include "kernels/kernels.hpp"
 #include "layout/checked_math.hpp"
 #include "storage/plan_cache.hpp"
@@ -337,28 +340,180 @@ strided_array caller_array(void* data, int ndim, const int64_t* shape, const int
   return a;
 }
 
-std::unique_ptr<storage> storage::create(const create_request& req) {
-  // This thread's memo of recent plans (a small create spent most of its time planning). Valid
-  // until this thread plans again, which nothing below does.
-  const allocation_plan& plan = cached_plan(req.plan);
-  if (req.init == init_kind::value && req.fill_value == nullptr)
-    fail_arg("fill_value", "must not be NULL with GTSTORAGE_INIT_VALUE");
-  if (req.init == init_kind::copy) {
-    if (req.source == nullptr) fail_arg("source", "must not be NULL with GTSTORAGE_INIT_COPY");
-    check_same_shape(plan.ndim, plan.shape.data(), req.source->ndim, req.source->shape, "source");
-  }
-  const bool gpu = req.device == device_choice::preset
-                       ? plan.source_preset.device == device_kind::gpu
-                       : req.device == device_choice::gpu;
-  const managed_kind managed = gpu ? req.managed : managed_kind::none;
-  if (!gpu && req.managed != managed_kind::none) {
-    fail_arg(
-        "managed",
-        "a CPU storage cannot be managed (GTSTORAGE_MANAGED_MIRROR/UNIFIED need device = GPU)");
-  }
-  if (req.device_id < -1) fail_arg("device_id", std::to_string(req.device_id) + " must be ≥ -1");
+namespace {
 
-  auto buffers = std::make_shared<buffer_set>();
+// ---- released storages kept for reuse (storage::retire) --------------------------------------
+// Models create and release the same small temporaries over and over. A released storage with
+// its own small host block and no view is kept (a few per thread) and handed out again by the
+// next create of the same memoized plan on that thread, which then skips allocating and
+// building the storage, its buffer set and its block. Not under AddressSanitizer, which would
+// then miss a use after release.
+#if defined(__SANITIZE_ADDRESS__)
+#define GTS_KEEP_STORAGES 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GTS_KEEP_STORAGES 0
+#endif
+#endif
+#ifndef GTS_KEEP_STORAGES
+#define GTS_KEEP_STORAGES 1
+#endif
+
+// Ids of memoized host geometries (host_geometry_slot::id): unique in the process, so a
+// storage released on another thread than it was created on never matches a wrong plan.
+std::atomic<uint64_t> next_geometry_id{1};
+
+#if GTS_KEEP_STORAGES
+constexpr int spare_count = 4;
+// Blocks up to this size are kept with their storage (the host allocator parks one such block
+// per thread as well); larger or pooled ones go back to the allocator and the pool, whose
+// statistics and trim must see them.
+constexpr std::size_t spare_block_limit = std::size_t(64) << 10;
+
+// Trivially destructible (one TLS address computation per access); the reaper below frees the
+// spares at thread exit. A kept storage is not live, but the library-wide counters are not
+// changed for it: each thread counts its own kept storages here, with plain stores (the four
+// locked additions a create + release would make otherwise cost 2.5 ns each on the VM), and
+// gtstorage_get_stats subtracts the sum over the threads (kept_totals).
+struct spare_list {
+  storage* spares[spare_count] = {};
+  int next_evicted = 0;
+  bool reaper_set = false;  // registered: reaper constructed, in the list of kept_totals
+  bool dead = false;        // the reaper ran: nothing is kept any more
+  std::atomic<int64_t> kept_buffers{0};  // written by the owning thread only
+  std::atomic<int64_t> kept_bytes{0};
+  spare_list* next = nullptr;  // the registered lists (kept_registry)
+};
+
+// The lists of the threads that kept a storage, for kept_totals.
+struct kept_registry {
+  std::mutex mutex;
+  spare_list* head = nullptr;
+};
+
+kept_registry& registry() {
+  static auto* const r = new kept_registry;  // leaked: thread exits may come after static exit
+  return *r;
+}
+
+void count_kept(spare_list& l, const storage& s, int64_t sign) {
+  l.kept_buffers.store(l.kept_buffers.load(std::memory_order_relaxed) + sign,
+                       std::memory_order_relaxed);
+  l.kept_bytes.store(l.kept_bytes.load(std::memory_order_relaxed) +
+                         sign * static_cast<int64_t>(s.buffers->host.block.bytes),
+                     std::memory_order_relaxed);
+}
+
+// Destroys a storage kept in @p l.
+void drop_kept(spare_list& l, storage* s) noexcept {
+  count_kept(l, *s, -1);
+  delete s;
+}
+
+thread_local spare_list spares;
+
+struct spare_reaper {
+  spare_reaper() = default;
+  spare_reaper(const spare_reaper&) = delete;
+  spare_reaper& operator=(const spare_reaper&) = delete;
+  ~spare_reaper() {
+    spare_list& l = spares;
+    l.dead = true;
+    for (storage*& s : l.spares) {
+      if (s != nullptr) drop_kept(l, s);
+      s = nullptr;
+    }
+    kept_registry& r = registry();
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    for (spare_list** p = &r.head; *p != nullptr; p = &(*p)->next) {
+      if (*p == &l) {
+        *p = l.next;
+        break;
+      }
+    }
+  }
+};
+thread_local spare_reaper reaper;
+
+// Once per thread, out of the fast path: the reaper's destructor is registered for the thread's
+// exit, and the list joins the registry.
+__attribute__((noinline)) void register_list(spare_list& l) noexcept {
+  static_cast<void>(&reaper);
+  kept_registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  l.next = r.head;
+  r.head = &l;
+  l.reaper_set = true;
+}
+
+// Whether released storage @p s can be kept: created from a memoized plan, the only user of its
+// buffers (no view, no wrapped memory), with a small unpooled host block and nothing else.
+bool keepable(const storage& s) {
+  if (s.recycle.id == 0 || s.buffers == nullptr || s.buffers.use_count() != 1) return false;
+  const buffer_set& b = *s.buffers;
+  return b.host.owner == side_owner::host_block && b.device.owner == side_owner::none &&
+         b.backend == nullptr && b.release == nullptr && !b.host.block.pooled &&
+         !b.host.block.mapped && b.host.block.bytes <= spare_block_limit;
+}
+#endif  // GTS_KEEP_STORAGES
+
+// A kept storage of geometry @p id, ready for reuse; nullptr if this thread keeps none.
+std::unique_ptr<storage> take_spare(uint64_t id) {
+#if GTS_KEEP_STORAGES
+  spare_list& l = tls_ref(spares);
+  for (storage*& s : l.spares) {
+    if (s != nullptr && s->recycle.id == id) {
+      std::unique_ptr<storage> st(s);
+      s = nullptr;
+      count_kept(l, *st, -1);
+      st->stream = 0;
+      st->buffers->prepare_reuse();
+      return st;
+    }
+  }
+#else
+  (void)id;
+#endif
+  return nullptr;
+}
+
+// The geometry of a new storage of @p plan whose buffers are set up (present sides and their
+// data addresses).
+void derive_geometry(storage& st, const allocation_plan& plan) {
+  const buffer_set& bs = *st.buffers;
+  st.ndim = plan.ndim;
+  st.type = plan.type;
+  st.readonly = false;
+  st.stream = 0;
+  for (int d = 0; d < plan.ndim; ++d) {
+    st.shape[d] = plan.shape[d];
+    st.dims[d] = plan.dims[d];
+    st.halo[d] = plan.halo[d];
+    // A dimension of extent 0 holds no aligned element (as a view of it reports, see slice).
+    st.aligned_index[d] = plan.shape[d] > 0 ? plan.aligned_index[d] : -1;
+  }
+  for (side s : {side::host, side::device}) {
+    const bool present = bs.get(s).present();
+    // An absent side gets zero strides (views compute strides for both sides).
+    for (int d = 0; d < plan.ndim; ++d) st.strides[idx(s)][d] = present ? plan.strides[d] : 0;
+    st.data[idx(s)] = present ? bs.get(s).full.data : nullptr;
+  }
+  // The planned layout, not one re-derived from strides: they tie for extent-1 dims.
+  st.finalize(&plan.layout);
+}
+
+}  // namespace
+
+namespace {
+
+// A new storage for storage::create (its checks done): buffers allocated and the geometry set,
+// contents not initialized.
+std::unique_ptr<storage> new_storage(const create_request& req, const allocation_plan& plan,
+                                     bool gpu, managed_kind managed,
+                                     host_geometry_slot* memo_geometry) {
+  const bool need_host = !gpu || managed == managed_kind::mirror;
+  const bool need_device = gpu;
+  auto buffers = std::allocate_shared<buffer_set>(object_allocator<buffer_set>());
   buffers->managed = managed;
   if (gpu || req.host_memory == host_memory_kind::pinned) buffers->backend = &device::active();
   const auto bytes = static_cast<size_t>(plan.allocation_bytes);
@@ -368,8 +523,6 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
   const size_t align = static_cast<size_t>(is_power_of_two(plan.alignment_bytes)
                                                ? std::max<int64_t>(plan.alignment_bytes, 64)
                                                : plan.alignment_bytes);
-  const bool need_host = !gpu || managed == managed_kind::mirror;
-  const bool need_device = gpu;
   int device_id = 0;
   if (gpu || req.host_memory == host_memory_kind::pinned) {
     device::backend& be = device::active();
@@ -437,23 +590,62 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
 
   auto st = std::unique_ptr<storage>(new storage);  // default-init: arrays filled below
   st->buffers = std::move(buffers);
+  // A storage with only a host side has the geometry of every other one of its plan, but for
+  // its data: copied from the memo after the first (it is derived below and kept there).
+  const bool host_only = !need_device;
+  if (host_only && memo_geometry != nullptr && memo_geometry->valid) {
+    // memcpy: wide moves (the assignment compiled to 117 eight-byte ones).
+    std::memcpy(static_cast<view_geometry*>(st.get()), &memo_geometry->slot.geometry,
+                sizeof(view_geometry));
+    st->data[idx(side::host)] = st->buffers->host.full.data;
+  } else {
+    derive_geometry(*st, plan);
+    if (host_only && memo_geometry != nullptr) {
+      view_geometry& g = *::new (&memo_geometry->slot.geometry) view_geometry(*st);
+      g.data = {};
+      memo_geometry->id = next_geometry_id.fetch_add(1, std::memory_order_relaxed);
+      memo_geometry->valid = true;
+    }
+  }
+  if (host_only && req.host_memory == host_memory_kind::pageable && memo_geometry != nullptr) {
+    st->recycle.id = memo_geometry->id;
+  }
+  return st;
+}
+
+}  // namespace
+
+std::unique_ptr<storage> storage::create(const create_request& req) {
+  // This thread's memo of recent plans (a small create spent most of its time planning). Valid
+  // until this thread plans again, which nothing below does.
+  host_geometry_slot* memo_geometry = nullptr;
+  const allocation_plan& plan = cached_plan(req.plan, memo_geometry);
+  if (req.init == init_kind::value && req.fill_value == nullptr)
+    fail_arg("fill_value", "must not be NULL with GTSTORAGE_INIT_VALUE");
+  if (req.init == init_kind::copy) {
+    if (req.source == nullptr) fail_arg("source", "must not be NULL with GTSTORAGE_INIT_COPY");
+    check_same_shape(plan.ndim, plan.shape.data(), req.source->ndim, req.source->shape, "source");
+  }
+  const bool gpu = req.device == device_choice::preset
+                       ? plan.source_preset.device == device_kind::gpu
+                       : req.device == device_choice::gpu;
+  const managed_kind managed = gpu ? req.managed : managed_kind::none;
+  if (!gpu && req.managed != managed_kind::none) {
+    fail_arg(
+        "managed",
+        "a CPU storage cannot be managed (GTSTORAGE_MANAGED_MIRROR/UNIFIED need device = GPU)");
+  }
+  if (req.device_id < -1) fail_arg("device_id", std::to_string(req.device_id) + " must be ≥ -1");
+
+  const bool need_host = !gpu || managed == managed_kind::mirror;
+  // A small host storage released earlier on this thread from the same plan, else a new one.
+  std::unique_ptr<storage> st;
+  if (!gpu && req.host_memory == host_memory_kind::pageable && memo_geometry != nullptr &&
+      memo_geometry->valid) {
+    st = take_spare(memo_geometry->id);
+  }
+  if (st == nullptr) st = new_storage(req, plan, gpu, managed, memo_geometry);
   buffer_set* const bs = st->buffers.get();
-  st->ndim = plan.ndim;
-  st->type = plan.type;
-  st->readonly = false;
-  for (int d = 0; d < plan.ndim; ++d) {
-    st->shape[d] = plan.shape[d];
-    st->dims[d] = plan.dims[d];
-    st->halo[d] = plan.halo[d];
-    // A dimension of extent 0 holds no aligned element (as a view of it reports, see slice).
-    st->aligned_index[d] = plan.shape[d] > 0 ? plan.aligned_index[d] : -1;
-  }
-  for (side s : {side::host, side::device}) {
-    const bool present = bs->get(s).present();
-    // An absent side gets zero strides (views compute strides for both sides).
-    for (int d = 0; d < plan.ndim; ++d) st->strides[idx(s)][d] = present ? plan.strides[d] : 0;
-    if (present) st->data[idx(s)] = bs->get(s).full.data;
-  }
 
   // Initial contents: written on the host when there is one (mirrors then start host-dirty, so
   // the first device use transfers once), else on the device.
@@ -502,9 +694,49 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     bs->sync(sync_op::set_host_modified, false, 0, true);
   }
   st->readonly = req.readonly;
-  // The planned layout, not one re-derived from strides: they tie for extent-1 dims.
-  st->finalize(&plan.layout);
   return st;
+}
+
+void storage::retire(storage* s) noexcept {
+#if GTS_KEEP_STORAGES
+  if (s != nullptr && keepable(*s)) {
+    spare_list& l = tls_ref(spares);
+    if (!l.dead) {
+      if (!l.reaper_set) register_list(l);
+      s->buffers->host.block.fresh_zero = false;  // its contents are the last user's
+      count_kept(l, *s, 1);
+      // An empty place, else the one kept longest.
+      storage** place = nullptr;
+      for (storage*& k : l.spares) {
+        if (k == nullptr) {
+          place = &k;
+          break;
+        }
+      }
+      if (place == nullptr) {
+        place = &l.spares[l.next_evicted];
+        l.next_evicted = (l.next_evicted + 1) % spare_count;
+        drop_kept(l, *place);
+      }
+      *place = s;
+      return;
+    }
+  }
+#endif
+  delete s;
+}
+
+kept_counts kept_totals() {
+  kept_counts k;
+#if GTS_KEEP_STORAGES
+  kept_registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  for (const spare_list* l = r.head; l != nullptr; l = l->next) {
+    k.buffers += l->kept_buffers.load(std::memory_order_relaxed);
+    k.host_bytes += l->kept_bytes.load(std::memory_order_relaxed);
+  }
+#endif
+  return k;
 }
 
 std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
@@ -538,7 +770,7 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     st->halo[d] = {lo, hi};
     st->aligned_index[d] = lo < st->shape[d] ? lo : -1;
   }
-  auto buffers = std::make_shared<buffer_set>();
+  auto buffers = std::allocate_shared<buffer_set>(object_allocator<buffer_set>());
   for (int k = 0; k < 2; ++k) {
     for (int d = 0; d < n; ++d) st->strides[k][d] = 0;  // absent sides keep zero strides
   }

@@ -8,6 +8,7 @@
 
 #include "layout/allocation_plan.hpp"
 #include "storage/buffer_set.hpp"
+#include "storage/view_geometry.hpp"
 
 namespace gts {
 
@@ -54,32 +55,30 @@ struct slice_range {
   bool index;
 };
 
-// Per-dimension arrays hold meaningful values for [0, ndim) only and are deliberately left
-// uninitialized beyond: a view is created on every create/slice, and clearing its ~1 KiB of
-// arrays was a measurable part of a small create+release.
-class storage {
+/// A view: its geometry (view_geometry.hpp) over a buffer set shared with every other view of
+/// the same memory.
+class storage : public view_geometry {
  public:
   std::shared_ptr<buffer_set> buffers;
-  int ndim = 0;
-  dtype type{};
-  extents shape;
-  std::array<extents, 2> strides;    ///< Per side (host, device), bytes.
-  std::array<std::byte*, 2> data{};  ///< Element (0, …, 0) per side (null if absent).
-  dim_labels dims;
-  std::array<std::array<int64_t, 2>, max_ndim> halo;
-  extents aligned_index;  ///< -1 where the aligned element is outside.
-  bool readonly = false;
-  uint64_t stream = 0;
 
-  // Derived once per view by finalize(), so descriptor queries only copy (they run in ~10 ns).
-  /// Per side: rank of each dim by |stride|. Ranks are < 16: a byte keeps the whole object under
-  /// glibc's 1 KiB thread-cache limit, which made small create+release measurably faster.
-  std::array<std::array<uint8_t, max_ndim>, 2> layouts;
-  std::array<bool, 2> c_contiguous{};  ///< Per side.
-  int64_t nbytes = 0;                  ///< product(shape) * itemsize.
-  std::array<char, 8> typestr{};       ///< NUL-terminated.
+  /// Whether a storage may be kept for reuse when released (see retire()): the id of the
+  /// memoized plan geometry it was created from, 0 if none. A copy (a view) never inherits it.
+  struct recycle_tag {
+    uint64_t id = 0;
+    recycle_tag() = default;
+    recycle_tag(const recycle_tag& /*other*/) noexcept {}
+    recycle_tag& operator=(const recycle_tag& other) noexcept {
+      if (this != &other) id = 0;
+      return *this;
+    }
+    ~recycle_tag() = default;
+  } recycle;
 
-  /// Recomputes the derived fields above from the geometry; @p planned, when given, is the
+  // Every create, view and release makes or frees one: the memory is recycled per thread.
+  static void* operator new(std::size_t bytes) { return allocate_object(bytes); }
+  static void operator delete(void* p, std::size_t bytes) noexcept { free_object(p, bytes); }
+
+  /// Recomputes the derived fields of the geometry; @p planned, when given, is the
   /// layout the storage was created with (used instead of ranking the strides).
   void finalize(const layout_map* planned = nullptr);
 
@@ -88,6 +87,9 @@ class storage {
   [[nodiscard]] int64_t size() const;
 
   static std::unique_ptr<storage> create(const create_request& req);
+  /// Destroys @p s (its handle's last reference is gone), or keeps it for the next create of
+  /// the same plan on this thread: a small host storage whose memory no view shares.
+  static void retire(storage* s) noexcept;
   static std::unique_ptr<storage> wrap(const wrap_request& req);
   [[nodiscard]] std::unique_ptr<storage> slice(const slice_range* ranges, int n) const;
   [[nodiscard]] std::unique_ptr<storage> transpose(const int32_t* perm, int n) const;
@@ -105,6 +107,11 @@ class storage {
   void copy_sides(side ds, const storage& src, side ss, uint64_t stream, bool wait);
   /// Sets every element to @p value (one element of this->type).
   void fill(const void* value);
+};
+
+/// Deletes storages through storage::retire (the handle table's deleter).
+struct storage_deleter {
+  void operator()(storage* s) const noexcept { storage::retire(s); }
 };
 
 /// Builds a strided_array over caller memory, validating shape against @p expected.

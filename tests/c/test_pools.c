@@ -1,8 +1,9 @@
 /* Memory pools through the public API: reuse of released blocks (same address, counted as a
- * hit), the waste bound, zeros on a recycled block, uninitialized storages on a recycled block,
- * limits, trim back to zero held bytes, threads, the 1.0-sized gtstorage_stats, bad input, and
- * the device pool on the emulated device (the real GPU backend over the simulated runtime), and
- * the limits GTSTORAGE_POOL_LIMIT sets (valid sizes with units, values that are ignored). */
+ * hit), small storages kept for reuse, the waste bound, zeros on a recycled block,
+ * uninitialized storages on a recycled block, limits, trim back to zero held bytes, threads, the
+ * 1.0-sized gtstorage_stats, bad input, and the device pool on the emulated device (the real GPU
+ * backend over the simulated runtime), and the limits GTSTORAGE_POOL_LIMIT sets (valid sizes
+ * with units, values that are ignored). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -84,6 +85,84 @@ static void uninitialized_keeps_contents(void** state) {
   assert_ptr_equal(host_data(b), p);
   assert_true(((double*)host_data(b))[12345] == 42.0);
   GTS_OK(gtstorage_release(b));
+}
+
+static gtstorage_interface_info describe(gtstorage_handle h) {
+  gtstorage_interface_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  return info;
+}
+
+static void expect_all(gtstorage_handle h, int64_t n, double value) {
+  const double* v = (const double*)host_data(h);
+  for (int64_t i = 0; i < n; ++i) {
+    if (v[i] != value) fail_msg("element %lld is %g, expected %g", (long long)i, v[i], value);
+  }
+}
+
+/* A small host storage whose handle is released is kept (per thread) for the next create of the
+ * same shape: what that create asks for is honoured whatever the last user left (zeros, a fill
+ * value, read-only or not), a kept storage counts as released, and a view never comes back
+ * with its own geometry where a storage of the full shape is asked for. */
+static void small_storages_are_kept(void** state) {
+  (void)state;
+  const int64_t shape[3] = {4, 4, 4};
+  gtstorage_stats before = GTSTORAGE_STATS_INIT;
+  GTS_OK(gtstorage_get_stats(&before));
+  gtstorage_handle a = make(shape, 3, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  const gtstorage_interface_info first = describe(a);
+  double* p = (double*)host_data(a);
+  for (int i = 0; i < 64; ++i) p[i] = 7.0;
+  GTS_OK(gtstorage_release(a));
+  gtstorage_stats after = GTSTORAGE_STATS_INIT;
+  GTS_OK(gtstorage_get_stats(&after));
+  assert_int_equal(after.live_buffers, before.live_buffers);
+  assert_int_equal(after.host_bytes, before.host_bytes);
+
+  gtstorage_handle b = make(shape, 3, "numpy", GTSTORAGE_INIT_ZEROS);
+  expect_all(b, 64, 0.0);
+  GTS_OK(gtstorage_release(b));
+
+  const double value = 2.5;
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = shape;
+  o.preset = "numpy";
+  o.init = GTSTORAGE_INIT_VALUE;
+  o.fill_value = &value;
+  o.readonly = 1;
+  gtstorage_handle c = GTSTORAGE_NULL_HANDLE;
+  GTS_OK(gtstorage_create(&o, &c));
+  expect_all(c, 64, 2.5);
+  assert_int_equal(gtstorage_fill_double(c, 1.0), GTSTORAGE_ERROR_READONLY);
+  GTS_OK(gtstorage_release(c));
+  gtstorage_handle d = make(shape, 3, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  GTS_OK(gtstorage_fill_double(d, 3.0)); /* not read-only any more */
+  expect_all(d, 64, 3.0);
+
+  /* A view released last (its root went first) is not kept as a storage of the full shape. */
+  const gtstorage_slice_spec half[3] = {{0, 2, 1, GTSTORAGE_SLICE_RANGE, 0},
+                                        {1, 4, 2, GTSTORAGE_SLICE_RANGE, 0},
+                                        {0, 4, 1, GTSTORAGE_SLICE_RANGE, 0}};
+  gtstorage_handle view = GTSTORAGE_NULL_HANDLE;
+  GTS_OK(gtstorage_slice(d, half, 3, &view));
+  GTS_OK(gtstorage_release(d));
+  GTS_OK(gtstorage_release(view));
+  gtstorage_handle e = make(shape, 3, "numpy", GTSTORAGE_INIT_ZEROS);
+  const gtstorage_interface_info again = describe(e);
+  assert_int_equal(again.ndim, 3);
+  for (int k = 0; k < 3; ++k) {
+    assert_int_equal(again.shape[k], first.shape[k]);
+    assert_int_equal(again.strides[k], first.strides[k]);
+  }
+  assert_int_equal(again.readonly, 0);
+  expect_all(e, 64, 0.0);
+  GTS_OK(gtstorage_release(e));
+  GTS_OK(gtstorage_get_stats(&after));
+  assert_int_equal(after.live_buffers, before.live_buffers);
+  assert_int_equal(after.host_bytes, before.host_bytes);
 }
 
 static void waste_bound(void** state) {
@@ -391,6 +470,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(released_block_is_reused, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(uninitialized_keeps_contents, reset_pools, gts_test_teardown),
+      cmocka_unit_test_setup_teardown(small_storages_are_kept, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(waste_bound, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(limit_and_trim, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(per_storage_switch, reset_pools, gts_test_teardown),
