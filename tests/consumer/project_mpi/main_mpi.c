@@ -1,18 +1,17 @@
 /* Installed libgtstorage_mpi from a downstream program: a periodic decomposition of the
  * processes, one field with a halo of 1, one exchange; every halo point must then hold its
  * neighbour's value. Prints "consumer_mpi OK" on rank 0. */
-#include <mpi.h>
-
 #include <gtstorage/gtstorage_mpi.h>
+#include <mpi.h>
 #include <stdio.h>
 
-#define CHECK(call)                                                                         \
-  do {                                                                                      \
-    int rc_ = (call);                                                                       \
-    if (rc_ != GTSTORAGE_OK) {                                                              \
+#define CHECK(call)                                                                               \
+  do {                                                                                            \
+    int rc_ = (call);                                                                             \
+    if (rc_ != GTSTORAGE_OK) {                                                                    \
       fprintf(stderr, "%s: %s: %s\n", #call, gtstorage_status_name(rc_), gtstorage_last_error()); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                         \
-    }                                                                                       \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                               \
+    }                                                                                             \
   } while (0)
 
 int main(int argc, char** argv) {
@@ -56,7 +55,8 @@ int main(int argc, char** argv) {
   CHECK(gtstorage_decomp_release(d));
   int all = 0;
   MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) printf(all == 0 ? "consumer_mpi OK\n" : "consumer_mpi: %d wrong halo points\n", all);
+  if (rank == 0)
+    printf(all == 0 ? "consumer_mpi OK\n" : "consumer_mpi: %d wrong halo points\n", all);
   MPI_Finalize();
   return all == 0 ? 0 : 1;
 }
