@@ -28,8 +28,10 @@
 
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12's avx512fintrin.h initializes _mm512_undefined_* from themselves, which -Wuninitialized
-// reports at every inlined intrinsic; the values are deliberately undefined there.
+// reports at every inlined intrinsic (-Wmaybe-uninitialized at -O1, as in the TSan build); the
+// values are deliberately undefined there.
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
