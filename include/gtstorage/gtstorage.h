@@ -500,7 +500,8 @@ typedef struct gtstorage_wrap_options {
   const int64_t* halo;    /**< As in ::gtstorage_create_options. */
   int32_t readonly;       /**< Non-zero: the memory must not be written through gtstorage. */
   /** Device ordinal of device_data; -1 = where the runtime says device_data lives
-   *  (cudaPointerGetAttributes). A given ordinal must agree with it. */
+   *  (cudaPointerGetAttributes). A given ordinal must agree with it; without device_data it
+   *  must be -1 (#GTSTORAGE_ERROR_INVALID_ARGUMENT otherwise). */
   int32_t device_id;
   gtstorage_release_fn release; /**< Called once after the last reference; may be NULL. */
   void* user_data;              /**< Passed to `release`. */

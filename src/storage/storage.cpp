@@ -749,6 +749,14 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     for (int d = 0; d < req.ndim; ++d) empty = empty || req.shape[d] == 0;
     if (!empty) fail_arg("data", "data and device_data must not both be NULL");
   }
+  if (req.device_id < -1) fail_arg("device_id", std::to_string(req.device_id) + " must be ≥ -1");
+  // An ordinal says where device_data lives; host memory has none, and accepting one anyway
+  // would let a caller believe the storage is on that device.
+  if (req.device_data == nullptr && req.device_id != -1) {
+    fail_arg("device_id", std::to_string(req.device_id) +
+                              " was given, but there is no device_data (host memory has no "
+                              "device ordinal: pass -1)");
+  }
   auto st = std::unique_ptr<storage>(new storage);
   const int n = req.ndim;
   st->ndim = n;

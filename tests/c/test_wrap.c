@@ -355,13 +355,43 @@ static void test_wrap_library_memory(void** state) {
   GTS_OK(gtstorage_release(owner));
 }
 
+/* A device ordinal says where device_data lives: with host data only it must be -1, and no
+ * wrap takes an ordinal below -1. Refused with the parameter named, the output untouched and
+ * nothing created. */
+static void test_device_id_without_device_data(void** state) {
+  static double mem[12];
+  int64_t shape[2] = {3, 4};
+  static const int32_t bad[] = {0, 1, 3, -2, INT32_MIN, INT32_MAX};
+  (void)state;
+  for (size_t c = 0; c < sizeof bad / sizeof bad[0]; ++c) {
+    gtstorage_wrap_options w = wrap_opts(mem, 2, shape, NULL, "<f8");
+    w.device_id = bad[c];
+    gtstorage_handle h = 12345;
+    gts_live before = gts_live_now();
+    const int st = gtstorage_wrap(&w, &h);
+    if (st != GTSTORAGE_ERROR_INVALID_ARGUMENT)
+      fail_msg("device_id %d without device_data gave %s, expected INVALID_ARGUMENT", bad[c],
+               gtstorage_status_name(st));
+    if (!gts_contains_any(gtstorage_last_error(), "device_id"))
+      fail_msg("device_id %d: message \"%s\" does not name device_id", bad[c],
+               gtstorage_last_error());
+    assert_int_equal(h, 12345);
+    GTS_ASSERT_LIVE(gts_live_now(), before);
+  }
+  gtstorage_wrap_options w = wrap_opts(mem, 2, shape, NULL, "<f8");
+  w.device_id = -1;
+  gtstorage_handle h = 0;
+  GTS_OK(gtstorage_wrap(&w, &h));
+  GTS_OK(gtstorage_release(h));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       GTS_TEST(test_wrap_c_order),        GTS_TEST(test_wrap_fortran_halo),
       GTS_TEST(test_wrap_padded_rows),    GTS_TEST(test_release_once),
       GTS_TEST(test_release_after_views), GTS_TEST(test_release_not_called_on_failure),
       GTS_TEST(test_stride_validation),   GTS_TEST(test_wrap_readonly),
-      GTS_TEST(test_wrap_library_memory),
+      GTS_TEST(test_wrap_library_memory), GTS_TEST(test_device_id_without_device_data),
   };
   return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
 }

@@ -525,3 +525,49 @@ def test_as_storage_wraps_any_dlpack_producer_without_a_copy():
         r[0, 0] = 5.0
     with pytest.raises(ValueError, match="shape"):
         gtstorage.as_storage(t, shape=(4, 3))
+
+
+class _OnlyDLPack:
+    """A producer that offers DLPack and nothing else (no array interface, no buffer protocol),
+    as a torch or JAX tensor does, made from a NumPy array so that it runs everywhere."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        try:
+            return self._array.__dlpack__(**kwargs)
+        except TypeError:  # NumPy < 2.1 takes only stream=
+            return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"device": "gpu"}, r"device='gpu' does not match the storage's device"),
+    ({"managed": "cuda"}, r"managed='cuda' does not match the storage's managed"),
+    ({"managed": "gtstorage"}, r"managed='gtstorage' does not match"),
+    ({"device_id": 3}, r"device_id=3 does not match: the storage has no device buffer"),
+    ({"device_id": 0}, r"device_id=0 does not match: the storage has no device buffer"),
+    ({"sync_state": gtstorage.SyncState.SYNC_DEVICE_DIRTY}, r"sync_state SYNC_DEVICE_DIRTY does not match"),
+])
+def test_as_storage_of_a_dlpack_producer_checks_the_gdp3_keywords(kwargs, words):
+    """GDP-3: every parameter given is validated against the buffer. A host tensor imported by
+    DLPack is host memory: a device, a management or a device ordinal said of it is refused."""
+    producer = _OnlyDLPack(np.arange(6.0))
+    with pytest.raises(ValueError, match=r"^as_storage: " + words):
+        gtstorage.as_storage(producer, **kwargs)
+    s = gtstorage.as_storage(producer, device="cpu", managed=None, device_id=-1)
+    assert s.__array_interface__["data"][0] == producer._array.ctypes.data
+    np.testing.assert_array_equal(np.asarray(s), np.arange(6.0))
+
+
+@pytest.mark.parametrize("device_id", [0, 3, -2])
+def test_as_storage_of_host_memory_refuses_a_device_id(device_id):
+    """A device ordinal belongs to device_data; host memory has none (the C library refuses it
+    too, naming device_id)."""
+    a = np.zeros(4)
+    with pytest.raises(ValueError, match="device_id"):
+        gtstorage.as_storage(a, device_id=device_id)
+    assert gtstorage.as_storage(a, device_id=-1).__array_interface__["data"][0] == a.ctypes.data

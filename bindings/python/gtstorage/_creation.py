@@ -673,7 +673,9 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
         return _as_storage_dlpack(data, dims=_alias("dimensions", dimensions, "dims", dims),
                                   halo=halo, readonly=readonly, shape=shape, dtype=dtype,
                                   layout=layout, preset=_alias("backend", backend, "defaults", defaults),
-                                  aligned_index=aligned_index, alignment_size=alignment_size)
+                                  aligned_index=aligned_index, alignment_size=alignment_size,
+                                  device=device, managed=managed, device_id=device_id,
+                                  sync_state=sync_state)
     if managed is not _UNSET and managed not in (None, False, "gtstorage", "gt4py"):
         raise ValueError(f"as_storage: managed={managed!r} cannot wrap existing buffers")
     if device is not _UNSET and device not in (None, "cpu", "gpu"):
@@ -771,6 +773,21 @@ def _as_storage_of_storage(st: Storage, *, sync_state, dims, halo, readonly, dev
         want = tuple((flat[2 * d], flat[2 * d + 1]) for d in range(len(flat) // 2))
         if want != st.halo:
             raise ValueError(f"halo {want} does not match the storage's halo {st.halo}")
+    _check_fixed(st, device=device, managed=managed, device_id=device_id, sync_state=sync_state)
+    if readonly is not None and not readonly and st.readonly:
+        raise ValueError("readonly=False was asked for, but the storage is read-only")
+    if readonly and not st.readonly:
+        view = _readonly_view(st)
+    else:
+        view = st[...]
+    _validate(view, preset, aligned_index, alignment_size, layout)
+    return view
+
+
+def _check_fixed(st: Storage, *, device, managed, device_id, sync_state) -> None:
+    """Checks GDP-3 parameters that a storage fixed when it was made (its buffers' place,
+    management, device and sync state) against the values given to ``as_storage``; a mismatch
+    is a ValueError saying what does not match."""
     if device is not _UNSET:
         if not (device is None or (isinstance(device, str) and device in ("cpu", "gpu"))):
             raise ValueError(f"device must be None, 'cpu' or 'gpu', got {device!r}")
@@ -807,14 +824,6 @@ def _as_storage_of_storage(st: Storage, *, sync_state, dims, halo, readonly, dev
                     f"sync_state {names[value]} does not match the storage's {names[own.state]} "
                     "(as_storage does not change the state of a storage: use modify() or "
                     "set_synchronized())")
-    if readonly is not None and not readonly and st.readonly:
-        raise ValueError("readonly=False was asked for, but the storage is read-only")
-    if readonly and not st.readonly:
-        view = _readonly_view(st)
-    else:
-        view = st[...]
-    _validate(view, preset, aligned_index, alignment_size, layout)
-    return view
 
 
 def _readonly_view(st: Storage) -> Storage:
@@ -866,7 +875,8 @@ def _is_dlpack_only(data) -> bool:
 
 
 def _as_storage_dlpack(data, *, dims, halo, readonly, shape, dtype, layout, preset,
-                       aligned_index, alignment_size) -> Storage:
+                       aligned_index, alignment_size, device, managed, device_id,
+                       sync_state) -> Storage:
     from ._dlpack_import import wrap_dlpack
 
     dims_str = None if dims is _UNSET or dims is None else _dims_string(dims)
@@ -886,6 +896,8 @@ def _as_storage_dlpack(data, *, dims, halo, readonly, shape, dtype, layout, pres
         raise ValueError(f"shape {tuple(shape)} does not match the buffer's {st.shape}")
     if dtype is not None and _args.dtype(dtype) != st.dtype:
         raise ValueError(f"dtype {_args.dtype(dtype)} does not match the buffer's {st.dtype}")
+    # The tensor says where it lives; what the caller says about it must agree.
+    _check_fixed(st, device=device, managed=managed, device_id=device_id, sync_state=sync_state)
     _validate(st, preset, aligned_index, alignment_size, layout)
     return st
 
