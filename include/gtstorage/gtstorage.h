@@ -510,8 +510,10 @@ typedef struct gtstorage_wrap_options {
    *  descriptors report); ordinary host memory is refused. */
   void* device_data;
   const int64_t* device_strides; /**< Strides of device_data in bytes; NULL = same as host. */
-  int32_t sync_state;            /**< Initial ::gtstorage_sync_state of a host+device pair. */
-  int32_t reserved;              /**< Must be 0. */
+  /** Initial ::gtstorage_sync_state of a host+device pair; a wrap of one buffer must pass
+   *  #GTSTORAGE_SYNC_CLEAN (a dirty side needs two sides). */
+  int32_t sync_state;
+  int32_t reserved; /**< Must be 0. */
 } gtstorage_wrap_options;
 
 /** Initializer for ::gtstorage_wrap_options. */

@@ -757,6 +757,14 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
                               " was given, but there is no device_data (host memory has no "
                               "device ordinal: pass -1)");
   }
+  // A dirty side needs two sides; one buffer is always in sync with itself.
+  if ((req.data == nullptr || req.device_data == nullptr) && req.sync_state != sync_state::clean) {
+    fail_arg("sync_state",
+             std::string(req.sync_state == sync_state::host_dirty ? "GTSTORAGE_SYNC_HOST_DIRTY"
+                                                                  : "GTSTORAGE_SYNC_DEVICE_DIRTY") +
+                 " describes a host + device pair; a wrap of one buffer is "
+                 "GTSTORAGE_SYNC_CLEAN");
+  }
   auto st = std::unique_ptr<storage>(new storage);
   const int n = req.ndim;
   st->ndim = n;

@@ -356,9 +356,9 @@ static void test_wrap_library_memory(void** state) {
 }
 
 /* A device ordinal says where device_data lives: with host data only it must be -1, and no
- * wrap takes an ordinal below -1. Refused with the parameter named, the output untouched and
- * nothing created. */
-static void test_device_id_without_device_data(void** state) {
+ * wrap takes an ordinal below -1; a dirty sync state needs a host + device pair. Refused with
+ * the parameter named, the output untouched and nothing created. */
+static void test_device_id_and_sync_state_of_one_buffer(void** state) {
   static double mem[12];
   int64_t shape[2] = {3, 4};
   static const int32_t bad[] = {0, 1, 3, -2, INT32_MIN, INT32_MAX};
@@ -378,8 +378,23 @@ static void test_device_id_without_device_data(void** state) {
     assert_int_equal(h, 12345);
     GTS_ASSERT_LIVE(gts_live_now(), before);
   }
+  /* A dirty side needs two sides: one buffer is always in sync. */
+  for (int32_t state = GTSTORAGE_SYNC_HOST_DIRTY; state <= GTSTORAGE_SYNC_DEVICE_DIRTY; ++state) {
+    gtstorage_wrap_options w = wrap_opts(mem, 2, shape, NULL, "<f8");
+    w.sync_state = state;
+    gtstorage_handle h = 12345;
+    gts_live before = gts_live_now();
+    const int st = gtstorage_wrap(&w, &h);
+    if (st != GTSTORAGE_ERROR_INVALID_ARGUMENT ||
+        !gts_contains_any(gtstorage_last_error(), "sync_state"))
+      fail_msg("sync_state %d of a host-only wrap gave %s \"%s\"", state, gtstorage_status_name(st),
+               gtstorage_last_error());
+    assert_int_equal(h, 12345);
+    GTS_ASSERT_LIVE(gts_live_now(), before);
+  }
   gtstorage_wrap_options w = wrap_opts(mem, 2, shape, NULL, "<f8");
   w.device_id = -1;
+  w.sync_state = GTSTORAGE_SYNC_CLEAN;
   gtstorage_handle h = 0;
   GTS_OK(gtstorage_wrap(&w, &h));
   GTS_OK(gtstorage_release(h));
@@ -391,7 +406,7 @@ int main(void) {
       GTS_TEST(test_wrap_padded_rows),    GTS_TEST(test_release_once),
       GTS_TEST(test_release_after_views), GTS_TEST(test_release_not_called_on_failure),
       GTS_TEST(test_stride_validation),   GTS_TEST(test_wrap_readonly),
-      GTS_TEST(test_wrap_library_memory), GTS_TEST(test_device_id_without_device_data),
+      GTS_TEST(test_wrap_library_memory), GTS_TEST(test_device_id_and_sync_state_of_one_buffer),
   };
   return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
 }

@@ -571,3 +571,21 @@ def test_as_storage_of_host_memory_refuses_a_device_id(device_id):
     with pytest.raises(ValueError, match="device_id"):
         gtstorage.as_storage(a, device_id=device_id)
     assert gtstorage.as_storage(a, device_id=-1).__array_interface__["data"][0] == a.ctypes.data
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"device": "gpu"}, r"device='gpu' does not match"),
+    ({"managed": "gtstorage"}, r"managed='gtstorage' does not match"),
+    ({"sync_state": 2}, r"sync_state"),
+    ({"sync_state": gtstorage.SyncState(gtstorage.SyncState.SYNC_HOST_DIRTY)}, r"sync_state"),
+])
+def test_as_storage_of_host_memory_refuses_what_host_memory_is_not(kwargs, words):
+    """Host memory is not a device buffer, not a managed pair and has no dirty side: saying so
+    is an error, and a refused SyncState object keeps its value."""
+    a = np.zeros(4)
+    with pytest.raises(ValueError, match=words):
+        gtstorage.as_storage(a, **kwargs)
+    if isinstance(kwargs.get("sync_state"), gtstorage.SyncState):
+        assert kwargs["sync_state"].state == gtstorage.SyncState.SYNC_HOST_DIRTY
+    s = gtstorage.as_storage(a, device="cpu", managed=None, sync_state=0)
+    assert s.__array_interface__["data"][0] == a.ctypes.data

@@ -737,6 +737,13 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
         sync_state_obj=state_obj,
     )
     st._base = data if data is not None else device_data
+    if host is None or dev is None:
+        # One buffer: device, managed and sync_state cannot be set, only stated; a statement
+        # the buffer contradicts (device="gpu" of host memory, a dirty side of a storage that
+        # has one side) is an error, not something to ignore.
+        # (The state asked for, as it was before the wrap bound a SyncState object to st.)
+        _check_fixed(st, device=device, managed=managed, device_id=device_id,
+                     sync_state=None if sync_state is None else state)
     _validate(st, _alias("backend", backend, "defaults", defaults), aligned_index,
               alignment_size, layout)
     return _wait_for_producer(st, dev_stream) if dev is not None else st
