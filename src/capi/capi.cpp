@@ -473,14 +473,17 @@ int gtstorage_copy_sides(gtstorage_handle dst, int32_t dst_side, gtstorage_handl
                                 " is not GTSTORAGE_SIDE_HOST (0) or GTSTORAGE_SIDE_DEVICE (1)");
       }
     }
-    if ((flags & ~uint32_t(GTSTORAGE_COPY_FLAG_ASYNC)) != 0) {
-      gts::fail_arg("flags",
-                    std::to_string(flags) + " has bits other than GTSTORAGE_COPY_FLAG_ASYNC");
+    constexpr auto known = uint32_t(GTSTORAGE_COPY_FLAG_ASYNC | GTSTORAGE_COPY_FLAG_STREAMING);
+    if ((flags & ~known) != 0) {
+      gts::fail_arg("flags", std::to_string(flags) +
+                                 " has bits other than GTSTORAGE_COPY_FLAG_ASYNC (1) and "
+                                 "GTSTORAGE_COPY_FLAG_STREAMING (2)");
     }
     gts::storage& d = get_as(dst, "dst");
     const gts::storage& s = get_as(src, "src");
     d.copy_sides(gts::capi::side_of(dst_side), s, gts::capi::side_of(src_side), stream,
-                 (flags & GTSTORAGE_COPY_FLAG_ASYNC) == 0);
+                 (flags & GTSTORAGE_COPY_FLAG_ASYNC) == 0,
+                 (flags & GTSTORAGE_COPY_FLAG_STREAMING) != 0);
   });
 }
 

@@ -303,14 +303,24 @@ void fill_serial(const problem& p, int itemsize, const void* value, bool nt) {
 // contiguous dimension are such rows (3 items of a 518x518x134 field: 24 bytes per row); a call
 // to memcpy per row cost more than moving the row, so each row is two fixed-size moves that
 // overlap in the middle (loads first: the arrays do not overlap).
-template <int Chunk>
+//
+// Prefetch: source rows far apart (a face of the I-first layout: one 24-byte row every 4144
+// bytes, each on its own page) defeat the hardware prefetchers, which stop at 4 KiB pages, and
+// the loads of a few dozen rows in flight do not cover the memory latency. A software prefetch
+// of the row 32 ahead took the pack of such a face from 0.55 to 0.45 ms (512x128 rows, two
+// faces, 2-core EPYC VM); a write prefetch of destination rows (the unpack) measured 10% slower,
+// so only the source side is prefetched. Prefetches never fault, so the last rows' prefetches
+// past the end are harmless.
+template <int Chunk, bool Prefetch>
 void copy_short_rows(std::byte* d, int64_t ds, const std::byte* s, int64_t ss, int64_t n,
                      int64_t bytes) {
   struct chunk {
     unsigned char b[Chunk];
   };
+  constexpr int64_t ahead = 32;
   const int64_t tail = bytes - Chunk;
   for (int64_t i = 0; i < n; ++i, d += ds, s += ss) {
+    if constexpr (Prefetch) __builtin_prefetch(s + ahead * ss, 0, 3);
     chunk lo, hi;
     std::memcpy(&lo, s, Chunk);
     std::memcpy(&hi, s + tail, Chunk);
@@ -321,14 +331,26 @@ void copy_short_rows(std::byte* d, int64_t ds, const std::byte* s, int64_t ss, i
 
 using short_rows_fn = void (*)(std::byte*, int64_t, const std::byte*, int64_t, int64_t, int64_t);
 
-// The short-row copy for rows of @p bytes (1..64): the largest chunk not above the row.
-short_rows_fn short_rows_for(int64_t bytes) {
-  if (bytes >= 32) return &copy_short_rows<32>;
-  if (bytes >= 16) return &copy_short_rows<16>;
-  if (bytes >= 8) return &copy_short_rows<8>;
-  if (bytes >= 4) return &copy_short_rows<4>;
-  if (bytes >= 2) return &copy_short_rows<2>;
-  return &copy_short_rows<1>;
+template <bool Prefetch>
+short_rows_fn short_rows_of(int64_t bytes) {
+  if (bytes >= 32) return &copy_short_rows<32, Prefetch>;
+  if (bytes >= 16) return &copy_short_rows<16, Prefetch>;
+  if (bytes >= 8) return &copy_short_rows<8, Prefetch>;
+  if (bytes >= 4) return &copy_short_rows<4, Prefetch>;
+  if (bytes >= 2) return &copy_short_rows<2, Prefetch>;
+  return &copy_short_rows<1, Prefetch>;
+}
+
+// Source rows at least this far apart are prefetched in software (see copy_short_rows). The K
+// faces of a K-fastest field (rows 1072 bytes apart, four to a page) gained 5% from it; rows
+// closer than 1 KiB share pages and lines, which the hardware prefetchers already follow.
+constexpr int64_t prefetch_row_stride = 1024;
+
+// The short-row copy for rows of @p bytes (1..64) whose source rows are @p ss bytes apart: the
+// largest chunk not above the row.
+short_rows_fn short_rows_for(int64_t bytes, int64_t ss) {
+  return std::abs(ss) >= prefetch_row_stride ? short_rows_of<true>(bytes)
+                                             : short_rows_of<false>(bytes);
 }
 
 constexpr int64_t short_row_bytes = 64;
@@ -419,7 +441,7 @@ void copy_serial(const problem& p, dtype dt, dtype st, bool nt) {
       if (!stream && da.n * dsize <= short_row_bytes && p.nd >= 2) {
         // Short rows: the loop over the next dimension runs here, not through for_each_index.
         const dim& rows = p.dims[p.nd - 2];
-        const short_rows_fn copy_rows = short_rows_for(da.n * dsize);
+        const short_rows_fn copy_rows = short_rows_for(da.n * dsize, rows.ss);
         for_each_index(p.dims, p.nd - 2, p.dst, p.src, [&](std::byte* d, const std::byte* s) {
           copy_rows(d, rows.ds, s, rows.ss, rows.n, da.n * dsize);
         });
@@ -539,7 +561,7 @@ void fill(const strided_array& dst, const void* value) {
   run_parallel(p, bytes, grain, [&](const problem& sub) { fill_serial(sub, size, value, nt); });
 }
 
-void copy(const strided_array& dst, const strided_array& src) {
+void copy(const strided_array& dst, const strided_array& src, store_policy stores) {
   if (dst.ndim != src.ndim) {
     fail(error_kind::shape_mismatch, "copy: destination has " + std::to_string(dst.ndim) +
                                          " dimensions, source " + std::to_string(src.ndim));
@@ -568,7 +590,7 @@ void copy(const strided_array& dst, const strided_array& src) {
   const problem p = normalize(dst, &src);
   int64_t bytes = 0;
   if (__builtin_mul_overflow(count, int64_t(dst.type.itemsize), &bytes)) bytes = INT64_MAX;
-  const bool nt = bytes >= detail::streaming_threshold();
+  const bool nt = stores == store_policy::streaming || bytes >= detail::streaming_threshold();
   const int64_t grain = (p.nd == 1) ? std::max<int64_t>(1, 4096 / dst.type.itemsize) : 1;
   run_parallel(p, bytes, grain,
                [&](const problem& sub) { copy_serial(sub, dst.type, src.type, nt); });

@@ -53,6 +53,16 @@ int to_int(int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
+// Flags of the copies that pack a region into its buffer and unpack it back. Device copies are
+// only enqueued (the stream is waited for before MPI sees a buffer). Host copies stream their
+// stores: the pack buffer is read next by MPI, not by this core, and an unpacked halo is read by
+// the next stencil sweep, after the rest of the exchange has gone through the cache; writing
+// whole lines without first reading them is what the flag saves (the copies of short runs, such
+// as the I faces of an I-contiguous field, write partial lines and are the same either way).
+uint32_t pack_flags(int side) {
+  return side == GTSTORAGE_SIDE_DEVICE ? GTSTORAGE_COPY_FLAG_ASYNC : GTSTORAGE_COPY_FLAG_STREAMING;
+}
+
 // Per field, what a neighbour must agree on for one direction: typestr, itemsize, device-ness,
 // ndim, the region's extents and the layout, as int64 words.
 constexpr int descriptor_words = 4 + 2 * max_field_ndim;
@@ -679,8 +689,7 @@ void exchange::start() {
   for (const part& p : parts_) {
     if (!p.send || p.how == transport::datatype) continue;
     const int side = fields_[static_cast<std::size_t>(p.field)].side;
-    check_gts(gtstorage_copy_sides(p.wrap, side, p.view, side, 0,
-                                   side == GTSTORAGE_SIDE_DEVICE ? GTSTORAGE_COPY_FLAG_ASYNC : 0),
+    check_gts(gtstorage_copy_sides(p.wrap, side, p.view, side, 0, pack_flags(side)),
               field_name(p.field) + ": packing");
   }
   for (std::size_t i = 0; i < fields_.size(); ++i) {
@@ -701,8 +710,7 @@ void exchange::finish() {
   for (const part& p : parts_) {
     if (p.send || p.how == transport::datatype) continue;
     const int side = fields_[static_cast<std::size_t>(p.field)].side;
-    check_gts(gtstorage_copy_sides(p.view, side, p.wrap, side, 0,
-                                   side == GTSTORAGE_SIDE_DEVICE ? GTSTORAGE_COPY_FLAG_ASYNC : 0),
+    check_gts(gtstorage_copy_sides(p.view, side, p.wrap, side, 0, pack_flags(side)),
               field_name(p.field) + ": unpacking");
   }
   std::exception_ptr first;

@@ -155,10 +155,11 @@ strided_array contiguous_like(const strided_array& a, dtype type,
 // With @p wait false a same-dtype copy involving the device is only enqueued on @p stream.
 void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
                  uint64_t stream, device::backend* backend, transfer_counters* counters,
-                 bool wait = true) {
+                 bool wait = true,
+                 kernels::store_policy stores = kernels::store_policy::automatic) {
   if (src.size() == 0) return;  // nothing to move (and no device call for an empty array)
   if (dst_host && src_host) {
-    kernels::copy(dst, src);
+    kernels::copy(dst, src, stores);
     return;
   }
   device::backend& be = backend != nullptr ? *backend : device::active();
@@ -202,7 +203,8 @@ void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& s
 // then read into a private copy first, as NumPy does.
 void move_elements(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
                    uint64_t stream, device::backend* backend, transfer_counters* counters,
-                   bool wait = true) {
+                   bool wait = true,
+                   kernels::store_policy stores = kernels::store_policy::automatic) {
   std::byte *dlo = nullptr, *dhi = nullptr, *slo = nullptr, *shi = nullptr;
   span_of(dst, dlo, dhi);
   span_of(src, slo, shi);
@@ -210,10 +212,10 @@ void move_elements(const strided_array& dst, bool dst_host, const strided_array&
     std::vector<std::byte> tmp;
     const strided_array staged = contiguous_like(src, src.type, tmp);
     copy_arrays(staged, true, src, src_host, stream, backend, counters);
-    copy_arrays(dst, dst_host, staged, true, stream, backend, counters);
+    copy_arrays(dst, dst_host, staged, true, stream, backend, counters, true, stores);
     return;
   }
-  copy_arrays(dst, dst_host, src, src_host, stream, backend, counters, wait);
+  copy_arrays(dst, dst_host, src, src_host, stream, backend, counters, wait, stores);
 }
 
 void check_same_shape(int ndim_a, const int64_t* a, int ndim_b, const int64_t* b,
@@ -1012,7 +1014,8 @@ void storage::copy_from_host(const strided_array& src) {
   finish_write(*this, ds);
 }
 
-void storage::copy_sides(side ds, const storage& src, side ss, uint64_t stream, bool wait) {
+void storage::copy_sides(side ds, const storage& src, side ss, uint64_t stream, bool wait,
+                         bool streaming) {
   check_same_shape(ndim, shape.data(), src.ndim, src.shape.data(), "src");
   auto side_name = [](side sd) { return sd == side::host ? "host" : "device"; };
   if (!has(ds)) {
@@ -1031,8 +1034,10 @@ void storage::copy_sides(side ds, const storage& src, side ss, uint64_t stream, 
   wait_for_device_work(src);
   wait_for_device_work(*this);
   const bool dst_host = host_accessible(*this, ds), src_host = host_accessible(src, ss);
+  const auto stores =
+      streaming ? kernels::store_policy::streaming : kernels::store_policy::automatic;
   if (dst_host && src_host) {
-    move_elements(array(ds), true, src.array(ss), true, 0, nullptr, nullptr);
+    move_elements(array(ds), true, src.array(ss), true, 0, nullptr, nullptr, true, stores);
     return;
   }
   // The work runs on one stream; what is queued on the other storage's device side must land
@@ -1042,7 +1047,7 @@ void storage::copy_sides(side ds, const storage& src, side ss, uint64_t stream, 
   if (!dst_host && this->stream != on) buffers->backend->synchronize(this->stream);
   const storage& dev = !dst_host ? *this : src;
   move_elements(array(ds), dst_host, src.array(ss), src_host, on, dev.buffers->backend,
-                &dev.buffers->transfers, wait);
+                &dev.buffers->transfers, wait, stores);
 }
 
 void storage::copy_to_host(const strided_array& dst) const {

@@ -103,8 +103,9 @@ class storage : public view_geometry {
   /// Copies side @p ss of @p src into side @p ds of this as they are: the sync state is neither
   /// consulted nor changed. Device work runs on @p stream (0: src's stream when its side is on
   /// the device, else this storage's); with @p wait false a same-dtype device copy is only
-  /// enqueued.
-  void copy_sides(side ds, const storage& src, side ss, uint64_t stream, bool wait);
+  /// enqueued. @p streaming: host stores bypass the cache whatever the size (the caller does not
+  /// read the destination again soon).
+  void copy_sides(side ds, const storage& src, side ss, uint64_t stream, bool wait, bool streaming);
   /// Sets every element to @p value (one element of this->type).
   void fill(const void* value);
 };

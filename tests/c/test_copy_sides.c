@@ -5,6 +5,8 @@
  * the emulated device (the simulated CUDA runtime: asynchronous, so a copy that was only enqueued
  * and not waited for shows up as stale data).
  */
+#include <stdlib.h>
+
 #include "test_common.h"
 
 static const int64_t shape3[3] = {6, 5, 4};
@@ -83,6 +85,104 @@ static void host_sides(void** state) {
   GTS_EQ64(mismatches(b, GTSTORAGE_SIDE_HOST, 0.0), 0);
   GTS_OK(gtstorage_release(a));
   GTS_OK(gtstorage_release(b));
+}
+
+/* GTSTORAGE_COPY_FLAG_STREAMING is a hint: the halo faces of a field (both CPU stride orders;
+ * rows of whole and of partial cache lines) packed into wrapped buffers that start off a line
+ * boundary, and unpacked into a second field, give the same values as without it, and the
+ * guard bytes around each buffer are never written (a streamed line must not reach past the
+ * region). With ASYNC on host sides it still completes before the call returns. */
+static void streaming_flag_copies_the_same_values(void** state) {
+  (void)state;
+  enum { H = 3, NI = 21, NJ = 13, NK = 37, GUARD = 64 };
+  const int64_t full[3] = {NI + 2 * H, NJ + 2 * H, NK + 2 * H};
+  const int64_t halo[6] = {H, H, H, H, H, H};
+  const int64_t inner[3] = {NI, NJ, NK};
+  const char* presets[2] = {"gt:cpu_kfirst", "gt:cpu_ifirst"};
+  const uint32_t flags[2] = {GTSTORAGE_COPY_FLAG_STREAMING,
+                             GTSTORAGE_COPY_FLAG_STREAMING | GTSTORAGE_COPY_FLAG_ASYNC};
+  for (int p = 0; p < 2; ++p) {
+    gtstorage_handle field[2];
+    for (int f = 0; f < 2; ++f) {
+      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+      o.ndim = 3;
+      o.shape = full;
+      o.preset = presets[p];
+      o.halo = halo;
+      o.init = GTSTORAGE_INIT_ZEROS;
+      GTS_OK(gtstorage_create(&o, &field[f]));
+    }
+    write_side(field[0], GTSTORAGE_SIDE_HOST, 0.5);
+    for (int face = 0; face < 6; ++face) {
+      gtstorage_slice_spec spec[3];
+      int64_t shape[3];
+      int64_t count = 1;
+      for (int d = 0; d < 3; ++d) {
+        const int own = d == face / 2;
+        const int64_t lo = own ? (face % 2 == 0 ? 0 : H + inner[d]) : H;
+        shape[d] = own ? H : inner[d];
+        count *= shape[d];
+        spec[d] = (gtstorage_slice_spec){lo, lo + shape[d], 1, GTSTORAGE_SLICE_RANGE, 0};
+      }
+      gtstorage_handle view[2];
+      GTS_OK(gtstorage_slice(field[0], spec, 3, &view[0]));
+      GTS_OK(gtstorage_slice(field[1], spec, 3, &view[1]));
+      /* The buffer starts 8 bytes past a line boundary (an MPI buffer is not always aligned). */
+      const size_t bytes = (size_t)count * 8;
+      unsigned char* raw = malloc(GUARD + bytes + GUARD + 64);
+      assert_non_null(raw);
+      unsigned char* mem = raw + (64 - (uintptr_t)raw % 64) % 64;
+      memset(mem, 0xA5, GUARD + bytes + GUARD);
+      gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+      w.ndim = 3;
+      w.shape = shape;
+      w.data = mem + GUARD + 8;
+      gtstorage_handle buf = 0;
+      GTS_OK(gtstorage_wrap(&w, &buf));
+      const uint32_t fl = flags[face % 2];
+      GTS_OK(gtstorage_copy_sides(buf, GTSTORAGE_SIDE_HOST, view[0], GTSTORAGE_SIDE_HOST, 0, fl));
+      GTS_OK(gtstorage_copy_sides(view[1], GTSTORAGE_SIDE_HOST, buf, GTSTORAGE_SIDE_HOST, 0, fl));
+      for (size_t i = 0; i < GUARD + 8; ++i) assert_int_equal(mem[i], 0xA5);
+      for (size_t i = GUARD + 8 + bytes; i < GUARD + bytes + GUARD; ++i) {
+        assert_int_equal(mem[i], 0xA5);
+      }
+      /* Unpacked values are the source's (value(idx) + 0.5 in field coordinates). */
+      gtstorage_interface_info a = GTSTORAGE_INTERFACE_INFO_INIT, b = GTSTORAGE_INTERFACE_INFO_INIT;
+      GTS_OK(gtstorage_interface(view[0], GTSTORAGE_SIDE_HOST, &a));
+      GTS_OK(gtstorage_interface(view[1], GTSTORAGE_SIDE_HOST, &b));
+      int64_t idx[3] = {0, 0, 0};
+      int bad = 0;
+      do {
+        bad += memcmp(gts_elem(a.data, a.strides, idx, 3), gts_elem(b.data, b.strides, idx, 3),
+                      8) != 0;
+      } while (gts_next_index(idx, shape, 3));
+      GTS_EQ64(bad, 0);
+      GTS_OK(gtstorage_release(buf));
+      free(raw);
+      GTS_OK(gtstorage_release(view[0]));
+      GTS_OK(gtstorage_release(view[1]));
+    }
+    /* Nothing but the faces was written into the second field: its interior is still zero. */
+    gtstorage_slice_spec spec[3];
+    for (int d = 0; d < 3; ++d) {
+      spec[d] = (gtstorage_slice_spec){H, H + inner[d], 1, GTSTORAGE_SLICE_RANGE, 0};
+    }
+    gtstorage_handle interior = 0;
+    GTS_OK(gtstorage_slice(field[1], spec, 3, &interior));
+    gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
+    GTS_OK(gtstorage_interface(interior, GTSTORAGE_SIDE_HOST, &info));
+    int64_t idx[3] = {0, 0, 0};
+    int64_t nonzero = 0;
+    do {
+      double v;
+      memcpy(&v, gts_elem(info.data, info.strides, idx, 3), 8);
+      nonzero += v != 0.0;
+    } while (gts_next_index(idx, inner, 3));
+    GTS_EQ64(nonzero, 0);
+    GTS_OK(gtstorage_release(interior));
+    GTS_OK(gtstorage_release(field[0]));
+    GTS_OK(gtstorage_release(field[1]));
+  }
 }
 
 /* Mirror: each side on its own, whatever the sync state says, and the state untouched. */
@@ -208,6 +308,10 @@ static void bad_input(void** state) {
   GTS_EXPECT(gtstorage_copy_sides(h, 0, h, -1, 0, 0), GTSTORAGE_ERROR_INVALID_ARGUMENT,
              "src_side: -1");
   GTS_EXPECT(gtstorage_copy_sides(h, 0, d, 1, 0, 4), GTSTORAGE_ERROR_INVALID_ARGUMENT, "flags: 4");
+  GTS_EXPECT(gtstorage_copy_sides(h, 0, h, 0, 0, 8 | GTSTORAGE_COPY_FLAG_STREAMING),
+             GTSTORAGE_ERROR_INVALID_ARGUMENT,
+             "flags: 10 has bits other than GTSTORAGE_COPY_FLAG_ASYNC (1) and "
+             "GTSTORAGE_COPY_FLAG_STREAMING (2)");
   GTS_EXPECT(gtstorage_copy_sides(h, 1, d, 1, 0, 0), GTSTORAGE_ERROR_NO_SUCH_BUFFER,
              "dst: the storage has no device buffer");
   GTS_EXPECT(gtstorage_copy_sides(h, 0, d, 0, 0, 0), GTSTORAGE_ERROR_NO_SUCH_BUFFER,
@@ -260,6 +364,7 @@ static void set_error_is_the_last_error(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       GTS_TEST(host_sides),
+      GTS_TEST(streaming_flag_copies_the_same_values),
       GTS_TEST(mirror_sides_ignore_the_state),
       GTS_TEST(async_device_copies),
       GTS_TEST(views_of_device_storages),

@@ -148,9 +148,10 @@ std::string describe(const strided_array& a) {
 }
 
 // Runs k::copy on (dst, src) and compares the whole destination buffer with the reference.
-void check_copy(test_array& dst, const test_array& src, const std::string& what) {
+void check_copy(test_array& dst, const test_array& src, const std::string& what,
+                k::store_policy stores = k::store_policy::automatic) {
   const std::vector<unsigned char> want = reference_copy(dst, src);
-  k::copy(dst.a, src.a);
+  k::copy(dst.a, src.a, stores);
   expect_equal_buffers(dst.buf, want, what + ": " + describe(dst.a) + " <- " + describe(src.a));
 }
 
@@ -407,12 +408,17 @@ void test_copy_nt_peel(void**) {
   }
 }
 
-// Random ranks (0-6 and up to 16), extents, paddings, reversed dims, misaligned bases.
+// Random ranks (0-6 and up to 16), extents, paddings, reversed dims, misaligned bases; stores
+// streamed by the size threshold (set to 0), by the caller's store_policy::streaming (small
+// copies, default threshold), or not at all. The whole destination buffer is compared, padding
+// included, so a streamed line that reaches outside the array fails.
 void test_copy_random_layouts_same_dtype(void**) {
   for (auto level : levels()) {
     assert_true(kd::set_simd_level(level));
     for (int iter = 0; iter < 400; ++iter) {
-      kd::set_streaming_threshold(rnd(0, 1) ? 0 : -1);
+      const int64_t regime = rnd(0, 2);
+      kd::set_streaming_threshold(regime == 0 ? 0 : -1);
+      const auto stores = regime == 1 ? k::store_policy::streaming : k::store_policy::automatic;
       const dtype t = all_dtypes[rnd(0, 13)];
       const int nd = iter % 25 == 0 ? static_cast<int>(rnd(7, 16)) : static_cast<int>(rnd(0, 6));
       int64_t shape[gts::max_ndim];
@@ -431,7 +437,10 @@ void test_copy_random_layouts_same_dtype(void**) {
       test_array dst =
           make_array(nd, shape, t, pd, rnd(0, 1), rnd(0, 1), rnd(0, 3) ? 0 : rnd(0, 63));
       random_bytes(src);
-      check_copy(dst, src, std::string("random level ") + kd::simd().name);
+      check_copy(
+          dst, src,
+          std::string("random level ") + kd::simd().name + " regime " + std::to_string(regime),
+          stores);
     }
   }
 }

@@ -113,6 +113,7 @@ SLICE_INDEX = 1
 # gtstorage_copy_flags
 COPY_FLAG_NONE = 0
 COPY_FLAG_ASYNC = 1
+COPY_FLAG_STREAMING = 2
 
 # gtstorage_memory
 MEMORY_HOST = 0
@@ -450,6 +451,7 @@ ENUMS = {
     "gtstorage_copy_flags": {
         "GTSTORAGE_COPY_FLAG_NONE": 0,
         "GTSTORAGE_COPY_FLAG_ASYNC": 1,
+        "GTSTORAGE_COPY_FLAG_STREAMING": 2,
     },
     "gtstorage_memory": {
         "GTSTORAGE_MEMORY_HOST": 0,
@@ -660,6 +662,7 @@ __all__ = [
     "SLICE_INDEX",
     "COPY_FLAG_NONE",
     "COPY_FLAG_ASYNC",
+    "COPY_FLAG_STREAMING",
     "MEMORY_HOST",
     "MEMORY_PINNED_HOST",
     "MEMORY_DEVICE",
