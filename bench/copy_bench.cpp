@@ -240,8 +240,9 @@ void copy_bench(const config& cfg, json_object& j, json_object& targets) {
   // Halo exchange: the 6 faces (width 3) of a field whose interior has the configured extents
   // are packed into contiguous buffers and unpacked back, against memcpy of the same bytes
   // from and to buffers of the same sizes. Measured for both CPU stride orders. The library's
-  // figure is what libgtstorage_mpi's GTSTORAGE_EXCHANGE_PACK does: gtstorage_copy_sides()
-  // between the face views and wrapped buffers, with GTSTORAGE_COPY_FLAG_STREAMING; the same
+  // figure is what libgtstorage_mpi's GTSTORAGE_EXCHANGE_PACK does with regions of 1 MiB or more
+  // (these faces: 1.5-6.3 MiB): gtstorage_copy_sides() between the face views and wrapped
+  // buffers, with GTSTORAGE_COPY_FLAG_STREAMING; the same
   // copies through gtstorage_copy_to_array()/_from_array() (stores chosen by size) are reported
   // beside it.
   constexpr int64_t h = 3;

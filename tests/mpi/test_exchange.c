@@ -419,6 +419,12 @@ static void host_cases(void) {
       {"<f8", "gt:cpu_ifirst", NULL, {{2, 2}, {2, 2}, {0, 0}}, 5, HOST},  /* I contiguous, padded */
       {"<f8", "numpy", jfirst_layout, {{2, 2}, {2, 2}, {1, 1}}, 5, HOST}, /* J contiguous, K halo */
   };
+  /* I faces of 2 x 256 x 256 elements (1 MiB of f8 with one process in J) and more: packed with
+   * streaming stores, the J faces (a few KiB) with ordinary ones, in one exchange. */
+  const field_spec big_faces[] = {
+      {"<f8", "gt:cpu_ifirst", NULL, {{2, 2}, {2, 2}, {0, 0}}, 256, HOST},
+      {"<f8", "gt:cpu_kfirst", NULL, {{2, 2}, {2, 2}, {0, 0}}, 256, HOST},
+  };
   const field_spec halos[] = {
       {"<f8", "gt:cpu_kfirst", NULL, {{1, 1}, {1, 1}, {0, 0}}, 3, HOST},
       {"<f8", "gt:cpu_kfirst", NULL, {{2, 3}, {2, 3}, {0, 0}}, 3, HOST},
@@ -547,6 +553,20 @@ static void host_cases(void) {
        GTSTORAGE_EXCHANGE_PACK,
        -1,
        2,
+       0},
+      {"2-D faces of 1 MiB and more, PACK",
+       2,
+       "IJ",
+       {1, 1},
+       {6, 768},
+       big_faces,
+       2,
+       2,
+       NULL,
+       GTSTORAGE_EXCHANGE_BOX,
+       GTSTORAGE_EXCHANGE_PACK,
+       -1,
+       1,
        0},
       {"2-D mixed dtypes",
        2,
