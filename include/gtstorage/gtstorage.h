@@ -748,9 +748,9 @@ typedef enum gtstorage_copy_flags {
    *  unpacked into a field larger than the cache): host copies write every whole destination
    *  cache line with non-temporal stores, whatever the copy's size, instead of only from half
    *  the last-level cache up. That saves reading each line before writing it (the contiguous
-   *  faces of a 512x512x128 field with halo 3, I-fastest, packed and unpacked in 0.6x the time)
-   *  and leaves the cache to the caller's working set. A hint: the values copied are the same
-   *  with or without it, and device copies ignore it. Since 1.1. */
+   *  faces of a 512x512x128 field with halo 3, I-fastest, packed and unpacked in about half the
+   *  time) and leaves the cache to the caller's working set. A hint: the values copied are the
+   *  same with or without it, and device copies ignore it. Since 1.1. */
   GTSTORAGE_COPY_FLAG_STREAMING = 2
 } gtstorage_copy_flags;
 
