@@ -223,6 +223,18 @@ void copy_bench(const config& cfg, json_object& j, json_object& targets) {
     targets.object("copy_f_to_kfirst_f4_1t_vs_same_layout", ratio(t[0] / t[1], 0.9));
   }
 
+  // float32 with K rows that are not a multiple of 64 bytes (K extent + 8: 136 floats, 544
+  // bytes per row, so every other row starts mid-line): the windowed transpose's case. Reported
+  // as measured, without a target (the targets name the field above).
+  {
+    const int64_t shape[3] = {cfg.ni, cfg.nj, cfg.nk + 8};
+    const double bytes = 4.0 * static_cast<double>(shape[0] * shape[1] * shape[2]);
+    const auto t = layout_pair(reps, 3, shape, "<f4", "IJK", "f4 (K + 8)");
+    j.number("copy_same_layout_f4_k8_1t_gbs", gbs(2 * bytes, t[0]), 2);
+    j.number("copy_f_to_kfirst_f4_k8_1t_gbs", gbs(2 * bytes, t[1]), 2);
+    j.number("copy_f_to_kfirst_f4_k8_1t_vs_same_layout", t[0] / t[1], 3);
+  }
+
   // 4-D float64 field with a trailing data dim (dims IJK0): F order (I fastest, data dim
   // slowest) -> K fastest with the data dim outermost (GT4Py's by-name rule).
   {

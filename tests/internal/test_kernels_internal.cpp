@@ -408,6 +408,66 @@ void test_copy_nt_peel(void**) {
   }
 }
 
+// A 3-D array (i, j, k) with the given byte strides (all positive) in a guarded buffer, its
+// first element @p misalign bytes after a 64-byte boundary.
+test_array make_strided(const int64_t* shape, const int64_t* strides, dtype t, int64_t misalign) {
+  test_array r;
+  r.a.ndim = 3;
+  r.a.type = t;
+  int64_t span = t.itemsize;
+  for (int d = 0; d < 3; ++d) {
+    r.a.shape[d] = shape[d];
+    r.a.strides[d] = strides[d];
+    span += (shape[d] - 1) * strides[d];
+  }
+  const int64_t guard = 128;
+  r.buf.assign(static_cast<std::size_t>(span + 2 * guard + 64), 0xA5);
+  auto base = reinterpret_cast<uintptr_t>(r.buf.data()) + guard;
+  base = (base + 63) / 64 * 64 + static_cast<uintptr_t>(misalign);
+  r.a.data = reinterpret_cast<std::byte*>(base);
+  return r;
+}
+
+// F order -> K fastest with streaming stores into destination rows that start at different
+// offsets within their cache lines (row pitch not a multiple of 64 bytes: 136 float32 = 544
+// bytes, or padded), which the vector transposes handle by taking a whole line per row from a
+// two-block tile. Row lengths around the block edges (2, 2.x and 3.x blocks), rows that are not a
+// multiple of the block, several planes whose pitch shifts the phase again, and bases off a line:
+// every element and every guard or padding byte is compared.
+void test_copy_windowed_rows(void**) {
+  kd::set_streaming_threshold(0);
+  for (auto level : levels()) {
+    assert_true(kd::set_simd_level(level));
+    for (const dtype t : {f8, f4}) {
+      const int64_t sz = t.itemsize, cols = 64 / sz;
+      for (const int64_t nk :
+           {2 * cols, 2 * cols + 1, 3 * cols - 1, 3 * cols + 5, 136 / (sz / 4)}) {
+        for (const int64_t row_pad : {int64_t(0), int64_t(1), int64_t(3)}) {
+          for (const int64_t ni : {cols, cols + 3, 2 * cols + 5}) {
+            for (const int64_t nj : {int64_t(1), int64_t(3)}) {
+              for (const int64_t mis : {int64_t(0), sz, 40 / sz * sz}) {
+                const int64_t shape[3] = {ni, nj, nk};
+                const int64_t fs[3] = {sz, ni * sz, ni * nj * sz};
+                // K fastest, then J (pitch nk + row_pad elements, plus one more between planes).
+                const int64_t row = (nk + row_pad) * sz;
+                const int64_t ks[3] = {nj * row + row_pad * sz, row, sz};
+                test_array src = make_strided(shape, fs, t, 0);
+                test_array dst = make_strided(shape, ks, t, mis);
+                random_bytes(src);
+                check_copy(dst, src, std::string("windowed level ") + kd::simd().name);
+                random_bytes(dst);
+                check_copy(dst, src,
+                           std::string("windowed (streaming policy) level ") + kd::simd().name,
+                           k::store_policy::streaming);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Random ranks (0-6 and up to 16), extents, paddings, reversed dims, misaligned bases; stores
 // streamed by the size threshold (set to 0), by the caller's store_policy::streaming (small
 // copies, default threshold), or not at all. The whole destination buffer is compared, padding
@@ -733,6 +793,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test_teardown(test_convert_unsupported, teardown),
       cmocka_unit_test_teardown(test_copy_all_3d_permutations, teardown),
       cmocka_unit_test_teardown(test_copy_nt_peel, teardown),
+      cmocka_unit_test_teardown(test_copy_windowed_rows, teardown),
       cmocka_unit_test_teardown(test_copy_random_layouts_same_dtype, teardown),
       cmocka_unit_test_teardown(test_copy_conversions_all_pairs, teardown),
       cmocka_unit_test_teardown(test_copy_large_threaded, teardown),
