@@ -54,6 +54,15 @@ struct test_array {
   strided_array a;
 };
 
+// Sizes r.buf for @p span bytes with 128 guard bytes (0xA5) on each side; returns the address
+// @p misalign bytes after the first 64-byte boundary past the front guard.
+uintptr_t guarded_base(test_array& r, int64_t span, int64_t misalign) {
+  const int64_t guard = 128;
+  r.buf.assign(static_cast<std::size_t>(span + 2 * guard + 64), 0xA5);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(r.buf.data()) + guard;
+  return (base + 63) / 64 * 64 + static_cast<uintptr_t>(misalign);
+}
+
 // Builds an array of @p shape with memory order @p order (order[0] = outermost dim), optional
 // padding of each dimension, optional reversed dimensions and a base offset of @p misalign
 // bytes from a 64-byte boundary.
@@ -70,11 +79,7 @@ test_array make_array(int nd, const int64_t* shape, dtype t, const int* order, b
     const int64_t extra = pad ? rnd(0, 2) : 0;
     stride *= (shape[d] + extra);
   }
-  const int64_t span = std::max<int64_t>(stride, t.itemsize);
-  const int64_t guard = 128;
-  r.buf.assign(static_cast<std::size_t>(span + 2 * guard + 64), 0xA5);
-  auto base = reinterpret_cast<uintptr_t>(r.buf.data()) + guard;
-  base = (base + 63) / 64 * 64 + static_cast<uintptr_t>(misalign);
+  const uintptr_t base = guarded_base(r, std::max<int64_t>(stride, t.itemsize), misalign);
   int64_t off = 0;
   for (int d = 0; d < nd; ++d) {
     r.a.shape[d] = shape[d];
@@ -420,11 +425,7 @@ test_array make_strided(const int64_t* shape, const int64_t* strides, dtype t, i
     r.a.strides[d] = strides[d];
     span += (shape[d] - 1) * strides[d];
   }
-  const int64_t guard = 128;
-  r.buf.assign(static_cast<std::size_t>(span + 2 * guard + 64), 0xA5);
-  auto base = reinterpret_cast<uintptr_t>(r.buf.data()) + guard;
-  base = (base + 63) / 64 * 64 + static_cast<uintptr_t>(misalign);
-  r.a.data = reinterpret_cast<std::byte*>(base);
+  r.a.data = reinterpret_cast<std::byte*>(guarded_base(r, span, misalign));
   return r;
 }
 
