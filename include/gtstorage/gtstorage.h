@@ -972,6 +972,10 @@ GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle,
  *   waited for (gtstorage_wait_stream()) before its last release, as with any stream-ordered
  *   allocator. Without pool support (old driver, HIP without pools) device memory is not
  *   pooled.
+ * - Pinned host memory is written by the host as soon as a new storage takes a kept block, so
+ *   the release of a pinned storage first waits on the host for the streams its handles were
+ *   given (gtstorage_set_stream()); work on other streams that reads it must be waited for
+ *   before its last release.
  * - A per-process limit on the bytes kept (not in use) per memory: by default 1/8 of the
  *   machine's memory for pageable and pinned host memory and 1/4 of each device's memory for a
  *   device; the environment variable `GTSTORAGE_POOL_LIMIT` (bytes, optional K/M/G/T suffix,

@@ -37,6 +37,7 @@ buffer_set::~buffer_set() {
     pending_ = false;
   }
   order_release_after_streams();
+  wait_streams_before_pinned_release();
   for (side_buffer* b : {&host, &device}) {
     switch (b->owner) {
       case side_owner::host_block:
@@ -85,6 +86,36 @@ void buffer_set::prepare_reuse() {
 // that work on the device (an event recorded on each such stream, waited for by default_stream),
 // so the block is reused only after it. Where an event cannot be used (a stream of another
 // device, a destroyed stream), the host waits for the stream, else for the whole device.
+// Pinned host memory goes back to the device backend's host-side cache at once, and the next
+// storage that takes the block writes it from the host, where no stream orders the write: an
+// upload the application queued on one of this set's streams (cudaMemcpyAsync from the host
+// side) could read the next owner's data. So the host waits for those streams first, as
+// cudaFreeHost (the unpooled release) waits for the whole device. Device blocks need no such
+// wait: their reuse is ordered on the device (order_release_after_streams).
+void buffer_set::wait_streams_before_pinned_release() noexcept {
+  if (host.owner != side_owner::backend || host.kind != device::memory_kind::pinned_host ||
+      backend == nullptr) {
+    return;
+  }
+  auto wait_device = [this] {
+    try {
+      backend->synchronize_device(host.device_id);
+    } catch (...) {
+    }
+  };
+  if (many_streams_) {
+    wait_device();
+    return;
+  }
+  for (const uint64_t s : streams_) {
+    try {
+      backend->synchronize(s);
+    } catch (...) {
+      wait_device();  // a destroyed stream, or one of another device
+    }
+  }
+}
+
 void buffer_set::order_release_after_streams() noexcept {
   if (device.owner != side_owner::backend || backend == nullptr) return;
   if (many_streams_) {

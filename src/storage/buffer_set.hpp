@@ -98,7 +98,8 @@ class buffer_set {
   /// Applies one sync operation. Thread-safe.
   void sync(sync_op op, bool force, uint64_t stream, bool wait);
   /// Records that a handle of this set was given @p stream (gtstorage_set_stream): the release
-  /// of backend-owned device memory is ordered after the work queued on it. Thread-safe.
+  /// of backend-owned device memory is ordered after the work queued on it, and that of pinned
+  /// host memory waits for it. Thread-safe.
   void note_stream(uint64_t stream);
   /// Forgets what a host-only set kept from its last user (noted streams, transfer counts)
   /// before storage::create hands it out again.
@@ -107,6 +108,7 @@ class buffer_set {
  private:
   void copy_side(side to, uint64_t stream);  // requires lock
   void order_release_after_streams() noexcept;
+  void wait_streams_before_pinned_release() noexcept;
   /// Streams other than default_stream that handles of this set were given (at most
   /// max_noted_streams; beyond that, many_streams_ and the release waits for the device).
   static constexpr std::size_t max_noted_streams = 8;

@@ -13,6 +13,7 @@
 // and a driver older than the runtime (GTSTORAGE_ERROR_DRIVER_TOO_OLD, both versions named).
 #include <dlpack/dlpack.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -653,6 +654,74 @@ void device_pool_reuse_follows_stream_order() {
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
 }
 
+// Pinned host memory: a released block goes back to the backend's host-side cache, and the next
+// storage that takes it is written by the host at once (no stream orders that). A mirror storage
+// with a pinned host side and stream A is released while the application's upload from that
+// host side, queued on A, has not run; a new storage takes the same block and its host side is
+// overwritten with 2.0. A release that kept the block without waiting for A's work lets the
+// upload read 2.0 instead of the released storage's 1.0. Checked for blocking and non-blocking
+// streams, and for a storage whose stream was destroyed before its release.
+void pinned_pool_reuse_waits_for_streams() {
+  fresh();
+  const int64_t big[3] = {64, 64, 32};
+  constexpr int64_t n = 64 * 64 * 32;
+  const auto bytes = static_cast<std::size_t>(n * 8);
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = big;
+  o.preset = "gt:gpu";
+  o.device = GTSTORAGE_DEVICE_GPU;
+  o.managed = GTSTORAGE_MANAGED_MIRROR;
+  o.host_memory = GTSTORAGE_HOST_PINNED;
+  o.init = GTSTORAGE_INIT_UNINITIALIZED;
+  CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  void* scratch = nullptr;
+  CHECK(sim::cudaMalloc(&scratch, bytes) == sim::cudaSuccess);
+  for (const unsigned flags : {sim::cudaStreamNonBlocking, sim::cudaStreamDefault}) {
+    for (const bool destroy_first : {false, true}) {
+      const char* what = flags ? "non-blocking" : "blocking";
+      sim::cudaStream_t sa = nullptr;
+      CHECK(sim::cudaStreamCreateWithFlags(&sa, flags) == sim::cudaSuccess);
+      gtstorage_handle a = 0;
+      GTS_OK(gtstorage_create(&o, &a));
+      GTS_OK(gtstorage_set_stream(a, reinterpret_cast<uint64_t>(sa)));
+      const gtstorage_interface_info ia = describe(a, GTSTORAGE_SIDE_HOST);
+      CHECK(ia.nbytes == static_cast<int64_t>(bytes));
+      auto* host_a = static_cast<double*>(ia.data);
+      std::fill(host_a, host_a + n, 1.0);
+      // The application's upload from the pinned host side, still queued at the release.
+      CHECK(sim::cudaMemcpyAsync(scratch, ia.data, bytes, sim::cudaMemcpyHostToDevice, sa) ==
+            sim::cudaSuccess);
+      CHECK(ctl::pending_operations() > 0);
+      if (destroy_first) CHECK(sim::cudaStreamDestroy(sa) == sim::cudaSuccess);
+      GTS_OK(gtstorage_release(a));
+
+      gtstorage_handle b = 0;
+      GTS_OK(gtstorage_create(&o, &b));
+      const gtstorage_interface_info ib = describe(b, GTSTORAGE_SIDE_HOST);
+      CHECK_MSG(ib.data == ia.data, "%s streams: the pinned block was not reused", what);
+      auto* host_b = static_cast<double*>(ib.data);
+      std::fill(host_b, host_b + n, 2.0);  // the new owner writes its host side
+      CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);  // the upload runs (if not yet)
+      std::vector<double> got(static_cast<std::size_t>(n), -999.0);
+      CHECK(sim::cudaMemcpy(got.data(), scratch, bytes, sim::cudaMemcpyDeviceToHost) ==
+            sim::cudaSuccess);
+      CHECK_MSG(count_not(got, 1.0) == 0,
+                "%s streams%s: the upload queued before the release read %lld values that are "
+                "not the released storage's (first %g): its pinned block was reused before it ran",
+                what, destroy_first ? " (destroyed)" : "",
+                static_cast<long long>(count_not(got, 1.0)), got[0]);
+      CHECK(ctl::take_memcheck_reports().empty());
+      GTS_OK(gtstorage_release(b));
+      if (!destroy_first) CHECK(sim::cudaStreamDestroy(sa) == sim::cudaSuccess);
+    }
+  }
+  CHECK(sim::cudaFree(scratch) == sim::cudaSuccess);
+  CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+}
+
 }  // namespace
 
 int main() {
@@ -666,5 +735,6 @@ int main() {
   old_driver_is_its_own_status();
   scalars_empties_and_odd_alignments();
   device_pool_reuse_follows_stream_order();
+  pinned_pool_reuse_waits_for_streams();
   return test::report("test_sim_storage");
 }
