@@ -542,6 +542,22 @@ void scalars_empties_and_odd_alignments() {
 // ------------------------------------------------------------------------------------------------
 // Issue 10: the device pool's reuse follows stream order, seen through storages
 
+// The pool tests' field: 1 MiB of f8 (gt:gpu pads nothing, 64 = 2 x 32), uninitialized.
+const int64_t pool_shape[3] = {64, 64, 32};
+constexpr int64_t pool_n = 64 * 64 * 32;
+constexpr auto pool_bytes = static_cast<std::size_t>(pool_n * 8);
+
+gtstorage_create_options pool_options(int32_t managed) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = pool_shape;
+  o.preset = "gt:gpu";
+  o.device = GTSTORAGE_DEVICE_GPU;
+  o.managed = managed;
+  o.init = GTSTORAGE_INIT_UNINITIALIZED;
+  return o;
+}
+
 // A device storage whose stream is A is released while the application's copy on A still reads
 // it (the simulator runs queued work only when something waits for it); the device then reaches
 // the release (the legacy stream, where created storages allocate, is waited for, as a real GPU
@@ -552,22 +568,15 @@ void scalars_empties_and_odd_alignments() {
 // overwrites it before A's copy runs, and the copy reads 2.0 instead of 1.0.
 void device_pool_reuse_follows_stream_order() {
   fresh();
-  const int64_t big[3] = {64, 64, 32};  // 1 MiB of f8; gt:gpu pads nothing (64 = 2 x 32)
-  constexpr int64_t n = 64 * 64 * 32;
-  const auto bytes = static_cast<std::size_t>(n * 8);
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = big;
-  o.preset = "gt:gpu";
-  o.device = GTSTORAGE_DEVICE_GPU;
-  o.managed = GTSTORAGE_MANAGED_NONE;
-  o.init = GTSTORAGE_INIT_UNINITIALIZED;
+  constexpr int64_t n = pool_n;
+  constexpr std::size_t bytes = pool_bytes;
+  const gtstorage_create_options o = pool_options(GTSTORAGE_MANAGED_NONE);
   auto read = [&](gtstorage_handle h) {
     std::vector<double> v(static_cast<std::size_t>(n), -999.0);
     gtstorage_array a = GTSTORAGE_ARRAY_INIT;
     a.ndim = 3;
     a.data = v.data();
-    a.shape = big;
+    a.shape = pool_shape;
     GTS_OK(gtstorage_copy_to_array(&a, h));
     return v;
   };
@@ -663,17 +672,10 @@ void device_pool_reuse_follows_stream_order() {
 // streams, and for a storage whose stream was destroyed before its release.
 void pinned_pool_reuse_waits_for_streams() {
   fresh();
-  const int64_t big[3] = {64, 64, 32};
-  constexpr int64_t n = 64 * 64 * 32;
-  const auto bytes = static_cast<std::size_t>(n * 8);
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = big;
-  o.preset = "gt:gpu";
-  o.device = GTSTORAGE_DEVICE_GPU;
-  o.managed = GTSTORAGE_MANAGED_MIRROR;
+  constexpr int64_t n = pool_n;
+  constexpr std::size_t bytes = pool_bytes;
+  gtstorage_create_options o = pool_options(GTSTORAGE_MANAGED_MIRROR);
   o.host_memory = GTSTORAGE_HOST_PINNED;
-  o.init = GTSTORAGE_INIT_UNINITIALIZED;
   CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
   void* scratch = nullptr;
