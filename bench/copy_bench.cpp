@@ -3,8 +3,6 @@
 // exchange's face pack/unpack against memcpy of the same bytes. Every ratio compares jobs timed
 // interleaved in one process (one round of each per repetition, medians of the rounds), on one
 // thread, so load from other processes on a shared machine hits both sides alike.
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -29,7 +27,7 @@ struct storage {
   gtstorage_interface_info info{};
 
   storage(int ndim, const int64_t* shape, const char* dtype, const char* dims, const char* preset,
-          const int64_t* halo = nullptr) {
+          const int64_t* halo = nullptr, int32_t pitch_padding = GTSTORAGE_PITCH_PADDING_NONE) {
     gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
     o.ndim = static_cast<uint32_t>(ndim);
     o.shape = shape;
@@ -37,44 +35,15 @@ struct storage {
     o.dims = dims;
     o.preset = preset;
     o.halo = halo;
+    o.pitch_padding = pitch_padding;
     o.init = GTSTORAGE_INIT_UNINITIALIZED;
     check(gtstorage_create(&o, &h), "gtstorage_create");
     describe();
   }
   explicit storage(gtstorage_handle view) : h(view) { describe(); }
-  // Wraps new memory of @p bytes with the given strides (2 MiB aligned, huge pages where the
-  // kernel gives them, like the library's own allocations); the storage frees it.
-  storage(int ndim, const int64_t* shape, const int64_t* strides, int64_t bytes, const char* dtype,
-          const char* dims) {
-    constexpr std::size_t huge = std::size_t(1) << 21;
-    const std::size_t n = (static_cast<std::size_t>(bytes) + huge - 1) / huge * huge;
-    void* mem = std::aligned_alloc(huge, n);
-    if (mem == nullptr) {
-      std::fprintf(stderr, "gtstorage-bench: out of memory\n");
-      std::exit(1);
-    }
-#ifdef MADV_HUGEPAGE
-    (void)madvise(mem, n, MADV_HUGEPAGE);
-#endif
-    gtstorage_wrap_options o = GTSTORAGE_WRAP_OPTIONS_INIT;
-    o.ndim = static_cast<uint32_t>(ndim);
-    o.data = mem;
-    o.shape = shape;
-    o.strides = strides;
-    o.dtype = dtype;
-    o.dims = dims;
-    o.release = [](void* p) { std::free(p); };
-    o.user_data = mem;
-    if (gtstorage_wrap(&o, &h) != GTSTORAGE_OK) std::free(mem);
-    check(h != GTSTORAGE_NULL_HANDLE ? GTSTORAGE_OK : GTSTORAGE_ERROR_INVALID_ARGUMENT,
-          "gtstorage_wrap");
-    describe();
-  }
   storage(const storage&) = delete;
   storage& operator=(const storage&) = delete;
-  ~storage() {
-    gtstorage_release(h);
-  }
+  ~storage() { gtstorage_release(h); }
 
   void describe() {
     info.struct_size = sizeof info;
@@ -85,9 +54,7 @@ struct storage {
     for (uint32_t d = 0; d < info.ndim; ++d) n *= info.shape[d];
     return n;
   }
-  [[nodiscard]] int itemsize() const {
-    return info.typestr[2] - '0';
-  }
+  [[nodiscard]] int itemsize() const { return info.typestr[2] - '0'; }
 };
 
 // Writes distinct values (the element's index) into every element, through an element loop
@@ -224,11 +191,15 @@ std::function<void()> copy_job(const storage& d, const storage& s) {
   return [&d, &s] { check(gtstorage_copy(d.h, s.h), "gtstorage_copy"); };
 }
 
-// Same-layout copy and F -> K-fastest copy of one field; returns {same, f_to_k} medians.
+// Same-layout copy and F -> K-fastest copy of one field; returns {same, f_to_k} medians. With
+// @p pitch_padding the F and K-fastest fields are created with it (the same-layout pair never:
+// the padded copy is compared with the plain contiguous one).
 std::vector<double> layout_pair(int reps, int ndim, const int64_t* shape, const char* dtype,
-                                const char* dims, const char* what) {
+                                const char* dims, const char* what,
+                                int32_t pitch_padding = GTSTORAGE_PITCH_PADDING_NONE) {
   const storage a(ndim, shape, dtype, dims, "numpy"), b(ndim, shape, dtype, dims, "numpy");
-  const storage f(ndim, shape, dtype, dims, "F"), k(ndim, shape, dtype, dims, "gt:cpu_kfirst");
+  const storage f(ndim, shape, dtype, dims, "F", nullptr, pitch_padding);
+  const storage k(ndim, shape, dtype, dims, "gt:cpu_kfirst", nullptr, pitch_padding);
   for (const storage* s : {&a, &b, &f, &k}) fill_index(*s);
   const std::vector<double> t = one_thread([&] {
     return interleaved(reps, {copy_job(b, a), copy_job(k, f)});
@@ -269,33 +240,31 @@ void copy_bench(const config& cfg, json_object& j, json_object& targets) {
     j.number("copy_f_to_kfirst_f4_k8_1t_vs_same_layout", t[0] / t[1], 3);
   }
 
-  // float64 F -> K fastest again, with source planes and destination I rows 192 bytes longer
-  // than the field needs. The field's own pitches (2 MiB and 512 KiB at 512x512x128) are
-  // multiples of 4 KiB, so the 16 source lines a transpose step reads, and the 8 destination
-  // lines it writes, share their address bits below 4 KiB (the same L1 set); the padded pitches
-  // show what that costs. Measured on the 2-core EPYC VM (same-run ratios to the same-layout
-  // copy): both padded by 192 bytes 0.99-1.04 (by 64: 0.98), only the source 0.88, only the
-  // destination 0.80, neither (or padded by 4 KiB) 0.68-0.72. Reported without a target: GT4Py's
-  // strides, which gtstorage keeps, have no such padding.
+  // The same copies between fields created with GTSTORAGE_PITCH_PADDING_AVOID_ALIASING. GT4Py's
+  // pitches of these fields (2 MiB planes and 512 KiB destination I rows for float64 at
+  // 512x512x128) are multiples of 4 KiB, so the 16 source lines a transpose step reads, and the 8
+  // destination lines it writes, share their address bits below 4 KiB (one L1 set); the padded
+  // pitches spread them over the sets. Measured before the option existed, with wrapped arrays
+  // (float64, same-run ratios to the same-layout copy): source and destination pitches 192
+  // bytes longer 0.99-1.04, 64 bytes 0.98, only the source 0.88, only the destination 0.80,
+  // neither (or 4 KiB longer) 0.68-0.72. Reported without targets: the option changes the
+  // strides (GT4Py's are the default), and the targets name the fields above.
   {
-    const int64_t shape[3] = {cfg.ni, cfg.nj, cfg.nk};
-    constexpr int64_t pad = 192;
-    const int64_t sstr[3] = {8, 8 * cfg.ni, 8 * cfg.ni * cfg.nj + pad};
-    const int64_t dstr[3] = {8 * cfg.nj * cfg.nk + pad, 8 * cfg.nk, 8};
-    const storage a(3, shape, "<f8", "IJK", "numpy"), b(3, shape, "<f8", "IJK", "numpy");
-    const storage f(3, shape, sstr, sstr[2] * cfg.nk, "<f8", "IJK");
-    const storage k(3, shape, dstr, dstr[0] * cfg.ni, "<f8", "IJK");
-    for (const storage* s : {&a, &b, &f, &k}) fill_index(*s);
-    const std::vector<double> t = one_thread([&] {
-      return interleaved(reps, {copy_job(b, a), copy_job(k, f)});
-    });
-    if (!same_values(k, f) || !same_values(b, a)) {
-      std::fprintf(stderr, "gtstorage-bench: padded F -> K copy gave wrong values\n");
-      std::exit(1);
-    }
-    const double bytes = 8.0 * static_cast<double>(shape[0] * shape[1] * shape[2]);
-    j.number("copy_f_to_kfirst_padded_1t_gbs", gbs(2 * bytes, t[1]), 2);
+    const int64_t shape3[3] = {cfg.ni, cfg.nj, cfg.nk};
+    const double n3 = static_cast<double>(shape3[0] * shape3[1] * shape3[2]);
+    constexpr int32_t pad = GTSTORAGE_PITCH_PADDING_AVOID_ALIASING;
+    auto t = layout_pair(reps, 3, shape3, "<f8", "IJK", "padded f8", pad);
+    j.number("copy_f_to_kfirst_padded_1t_gbs", gbs(16 * n3, t[1]), 2);
     j.number("copy_f_to_kfirst_padded_1t_vs_same_layout", t[0] / t[1], 3);
+    t = layout_pair(reps, 3, shape3, "<f4", "IJK", "padded f4", pad);
+    j.number("copy_f_to_kfirst_f4_padded_1t_gbs", gbs(8 * n3, t[1]), 2);
+    j.number("copy_f_to_kfirst_f4_padded_1t_vs_same_layout", t[0] / t[1], 3);
+    const int64_t shape4[4] = {std::max<int64_t>(1, cfg.ni / 2), std::max<int64_t>(1, cfg.nj / 2),
+                               std::max<int64_t>(1, cfg.nk / 2), 3};
+    const double n4 = static_cast<double>(shape4[0] * shape4[1] * shape4[2] * shape4[3]);
+    t = layout_pair(reps, 4, shape4, "<f8", "IJK0", "padded 4-D", pad);
+    j.number("copy_f_to_kfirst_4d_padded_1t_gbs", gbs(16 * n4, t[1]), 2);
+    j.number("copy_f_to_kfirst_4d_padded_1t_vs_same_layout", t[0] / t[1], 3);
   }
 
   // 4-D float64 field with a trailing data dim (dims IJK0): F order (I fastest, data dim

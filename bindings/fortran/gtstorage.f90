@@ -338,15 +338,18 @@ contains
   !> (typestr, default GTSTORAGE_REAL64), layout (C layout map: ranks, 0 = largest stride),
   !> aligned_index (in the pointer's index space, default 1 = the first interior point),
   !> alignment (bytes), init (GTSTORAGE_INIT_*), fill_value (every element), device, managed,
-  !> host_memory (GTSTORAGE_* constants), readonly.
+  !> host_memory (GTSTORAGE_* constants), readonly, pitch_padding (GTSTORAGE_PITCH_PADDING_NONE,
+  !> the default: GT4Py's strides; GTSTORAGE_PITCH_PADDING_AVOID_ALIASING: strides of 4 KiB or
+  !> more raised off multiples of 4 KiB, see gtstorage.h).
   subroutine gtstorage_create(s, shape, preset, dims, halo, dtype, layout, aligned_index, &
                               alignment, init, fill_value, device, managed, host_memory, &
-                              readonly, status)
+                              readonly, pitch_padding, status)
     integer(gtstorage_handle_kind), intent(out) :: s
     integer, intent(in) :: shape(:)
     character(*), intent(in), optional :: preset, dims, dtype
     integer, intent(in), optional :: halo(:), layout(:), aligned_index(:)
     integer, intent(in), optional :: alignment, init, device, managed, host_memory
+    integer, intent(in), optional :: pitch_padding
     real(c_double), intent(in), optional :: fill_value
     logical, intent(in), optional :: readonly
     integer, intent(out), optional :: status
@@ -437,6 +440,7 @@ contains
     if (present(device)) opts%device = int(device, c_int32_t)
     if (present(managed)) opts%managed = int(managed, c_int32_t)
     if (present(host_memory)) opts%host_memory = int(host_memory, c_int32_t)
+    if (present(pitch_padding)) opts%pitch_padding = int(pitch_padding, c_int32_t)
     if (present(readonly)) then
       if (readonly) opts%readonly = 1
     end if

@@ -129,6 +129,7 @@ void fill_plan_request(const gtstorage_create_options* o, gts::plan_request& r) 
   r.halo = o->halo;
   r.aligned_index = o->aligned_index;
   r.alignment_bytes = o->alignment_bytes;
+  r.padding = gts::capi::pitch_padding_of(o->pitch_padding);
 }
 
 gts::plan_request plan_request_of(const gtstorage_create_options* o) {

@@ -10,6 +10,7 @@
 #include "common/errors.hpp"
 #include "common/limits.hpp"
 #include "gtstorage/gtstorage.h"
+#include "layout/allocation_plan.hpp"
 #include "layout/preset.hpp"
 #include "storage/buffer_set.hpp"
 #include "storage/storage.hpp"
@@ -68,6 +69,17 @@ inline managed_kind managed_of(int32_t v) {
       return managed_kind::unified;
     default:
       fail_enum("managed", v, "a gtstorage_managed (0 … 3)");
+  }
+}
+
+inline pitch_padding pitch_padding_of(int32_t v) {
+  switch (v) {
+    case GTSTORAGE_PITCH_PADDING_NONE:
+      return pitch_padding::none;
+    case GTSTORAGE_PITCH_PADDING_AVOID_ALIASING:
+      return pitch_padding::avoid_aliasing;
+    default:
+      fail_enum("pitch_padding", v, "a gtstorage_pitch_padding (0 none, 1 avoid aliasing)");
   }
 }
 

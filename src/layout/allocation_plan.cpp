@@ -1,5 +1,6 @@
 #include "layout/allocation_plan.hpp"
 
+#include <numeric>
 #include <string>
 
 #include "common/errors.hpp"
@@ -27,6 +28,24 @@ void check_alignment(int64_t alignment, int64_t itemsize) {
                  std::to_string(itemsize) +
                  " (one must divide the other: gcd(alignment, itemsize) must be one of them)");
   }
+}
+
+// Strides of at least one page that are multiples of 4 KiB put the lines that a copy or a
+// stencil reads across them (one per plane or row) into one L1 set; an odd multiple of u, whose
+// power-of-two factor is below 4096, is never such a multiple, and consecutive indices step
+// through the sets. u keeps every stride a multiple of the alignment and of the item size.
+int64_t unaliased_stride(int64_t stride, int64_t unit) {
+  constexpr int64_t page = 4096;
+  if (stride < page || unit % page == 0) return stride;
+  const int64_t up = checked_add(stride, unit - 1, "shape");
+  int64_t padded = up - up % unit;
+  if ((padded / unit) % 2 == 0) padded = checked_add(padded, unit, "shape");
+  return padded;
+}
+
+// lcm(64, alignment, itemsize); alignment ≤ 2^30 and itemsize ≤ 16 keep it below 2^37.
+int64_t padding_unit(int64_t alignment, int64_t itemsize) {
+  return std::lcm(std::lcm(int64_t(64), alignment), itemsize);
 }
 
 }  // namespace
@@ -119,9 +138,12 @@ allocation_plan make_plan(const plan_request& req) {
   }
   // Strides are those of the same plan with every extent 0 counted as 1 (NumPy's rule for empty
   // arrays), so they keep the layout's order and are never 0; an empty storage spans no bytes.
+  const bool unaliased = req.padding == pitch_padding::avoid_aliasing;
+  const int64_t unit = unaliased ? padding_unit(plan.alignment_bytes, itemsize) : 0;
   int64_t stride = itemsize;
   for (int rank = n - 1; rank >= 0; --rank) {
     const int d = by_rank[rank];
+    if (unaliased && rank != n - 1) stride = unaliased_stride(stride, unit);
     plan.strides[d] = stride;
     const int64_t extent = plan.shape[d] > 0          ? plan.padded_shape[d]
                            : d == plan.contiguous_dim ? pad(1)

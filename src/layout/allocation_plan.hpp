@@ -15,6 +15,12 @@ namespace gts {
 
 using extents = std::array<int64_t, max_ndim>;
 
+/// How strides other than the contiguous dimension's are chosen.
+enum class pitch_padding : int32_t {
+  none,            ///< GT4Py's: the product of the faster dimensions' (padded) extents.
+  avoid_aliasing,  ///< Those of 4 KiB or more raised to an odd multiple of lcm(64, alignment).
+};
+
 struct plan_request {
   int ndim = 0;
   const int64_t* shape = nullptr;          ///< ndim extents, halo included.
@@ -25,6 +31,7 @@ struct plan_request {
   const int64_t* halo = nullptr;           ///< 2*ndim (lower, upper) or NULL.
   const int64_t* aligned_index = nullptr;  ///< ndim or NULL (= lower halo).
   int64_t alignment_bytes = 0;             ///< 0 = preset's.
+  pitch_padding padding = pitch_padding::none;
 };
 
 // Per-dimension arrays are only meaningful for [0, ndim) and are deliberately not zero-filled:
@@ -42,7 +49,7 @@ struct allocation_plan {
   extents aligned_index;
   int64_t alignment_bytes = 1;
   int64_t byte_offset = 0;       ///< Element (0, …, 0) relative to the aligned block start.
-  int64_t padded_bytes = 0;      ///< product(padded_shape) * itemsize.
+  int64_t padded_bytes = 0;      ///< Bytes the strides span: the slowest stride × its extent.
   int64_t allocation_bytes = 0;  ///< byte_offset + padded_bytes.
   int contiguous_dim = -1;
 };

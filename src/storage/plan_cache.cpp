@@ -68,6 +68,7 @@ struct entry {
   uint32_t presence = 0;
   uint64_t generation = 0;
   int64_t alignment_bytes = 0;
+  pitch_padding padding = pitch_padding::none;
   // Initialized so that the memo has constant initialization: no guard on every thread_local
   // access (it is zero-filled thread-local storage anyway).
   int64_t shape[max_ndim] = {};
@@ -90,7 +91,7 @@ struct entry {
                                                             uint32_t presence_r,
                                                             uint64_t gen) const {
     if (!valid || generation != gen || ndim != r.ndim || presence != presence_r ||
-        alignment_bytes != r.alignment_bytes) {
+        alignment_bytes != r.alignment_bytes || padding != r.padding) {
       return false;
     }
     const int n = ndim;
@@ -133,6 +134,7 @@ struct entry {
     presence = presence_r;
     generation = gen;
     alignment_bytes = r.alignment_bytes;
+    padding = r.padding;
     for (int d = 0; d < n; ++d) shape[d] = r.shape[d];
     if (r.layout != nullptr) {
       for (int d = 0; d < n; ++d) layout[d] = r.layout[d];

@@ -51,6 +51,7 @@ static const int64_t tfh_abi_offsets_2[] = {
     (int64_t)offsetof(gtstorage_create_options, fill_value),
     (int64_t)offsetof(gtstorage_create_options, source),
     (int64_t)offsetof(gtstorage_create_options, pool),
+    (int64_t)offsetof(gtstorage_create_options, pitch_padding),
 };
 
 static const int64_t tfh_abi_offsets_3[] = {
@@ -200,7 +201,7 @@ static const int64_t* const tfh_abi_offsets[] = {
 
 static const int32_t tfh_abi_nfields[] = {
     6,
-    19,
+    20,
     16,
     18,
     8,

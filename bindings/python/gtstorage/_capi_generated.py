@@ -58,6 +58,10 @@ MANAGED_UNIFIED = 3
 POOL_DEFAULT = 0
 POOL_OFF = 1
 
+# gtstorage_pitch_padding
+PITCH_PADDING_NONE = 0
+PITCH_PADDING_AVOID_ALIASING = 1
+
 # gtstorage_host_memory
 HOST_PAGEABLE = 0
 HOST_PINNED = 1
@@ -168,6 +172,7 @@ class CreateOptions(ctypes.Structure):
         ("fill_value", ctypes.c_void_p),
         ("source", ctypes.POINTER(Array)),
         ("pool", ctypes.c_int32),
+        ("pitch_padding", ctypes.c_int32),
     ]
 
 
@@ -395,6 +400,10 @@ ENUMS = {
     "gtstorage_pool_use": {
         "GTSTORAGE_POOL_DEFAULT": 0,
         "GTSTORAGE_POOL_OFF": 1,
+    },
+    "gtstorage_pitch_padding": {
+        "GTSTORAGE_PITCH_PADDING_NONE": 0,
+        "GTSTORAGE_PITCH_PADDING_AVOID_ALIASING": 1,
     },
     "gtstorage_host_memory": {
         "GTSTORAGE_HOST_PAGEABLE": 0,
@@ -626,6 +635,8 @@ __all__ = [
     "MANAGED_UNIFIED",
     "POOL_DEFAULT",
     "POOL_OFF",
+    "PITCH_PADDING_NONE",
+    "PITCH_PADDING_AVOID_ALIASING",
     "HOST_PAGEABLE",
     "HOST_PINNED",
     "SIDE_HOST",

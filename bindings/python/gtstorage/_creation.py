@@ -68,6 +68,11 @@ def _split_dtype(dtype):
     return dt, ()
 
 
+# gtstorage_pitch_padding by its Python name.
+_PITCH_PADDING = {"none": _capi.PITCH_PADDING_NONE,
+                  "avoid_aliasing": _capi.PITCH_PADDING_AVOID_ALIASING}
+
+
 class _Options:
     """A filled gtstorage_create_options plus the ctypes arrays its pointers refer to."""
 
@@ -83,7 +88,8 @@ class _Options:
 
 def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=None,
              dimensions=_UNSET, dims=_UNSET, layout=None, alignment_size=None, halo=None,
-             device=_UNSET, managed=_UNSET, device_id=-1, pinned=False, readonly=False) -> _Options:
+             device=_UNSET, managed=_UNSET, device_id=-1, pinned=False, readonly=False,
+             pitch_padding=None) -> _Options:
     o = _Options()
     s = o.struct
     shape = _ints("shape", shape, allow_scalar=True)
@@ -201,6 +207,12 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
     s.device_id = _args.int_scalar("device_id", device_id, _args.INT32_MIN, _args.INT32_MAX)
     s.host_memory = _capi.HOST_PINNED if pinned else _capi.HOST_PAGEABLE
     s.readonly = 1 if readonly else 0
+    if pitch_padding is not None:
+        if not isinstance(pitch_padding, str) or pitch_padding not in _PITCH_PADDING:
+            raise ValueError(f"pitch_padding must be None, 'none' or 'avoid_aliasing', got "
+                             f"{pitch_padding!r}")
+        s.pitch_padding = _PITCH_PADDING[pitch_padding]
+        o.params["pitch_padding"] = pitch_padding
     o.params.update(device_id=s.device_id, pinned=bool(pinned))
     return o
 
@@ -286,6 +298,12 @@ _PARAMETERS_DOC = """
         Page-locked host memory (faster transfers).
     readonly : bool, optional
         A storage that refuses writes after its initialization.
+    pitch_padding : None, "none" or "avoid_aliasing", optional
+        None (the default) and "none" give GT4Py's strides. "avoid_aliasing" raises every
+        stride of 4 KiB or more (other than the contiguous dimension's) to an odd multiple of
+        64 bytes (of lcm(64, alignment, itemsize)), so that no stride is a multiple of 4 KiB;
+        copies and stencils across planes or rows of power-of-two extents then keep their
+        cache lines (gtstorage_create_options.pitch_padding).
 
     Returns
     -------
@@ -311,11 +329,12 @@ def empty(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend:
           dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
           alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
           managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
-          readonly: bool = False) -> Storage:
+          readonly: bool = False, pitch_padding: Optional[str] = None) -> Storage:
     o = _cached_options(_capi.INIT_UNINITIALIZED, shape, dtype, backend=backend, defaults=defaults,
                         aligned_index=aligned_index, dimensions=dimensions, dims=dims,
                         layout=layout, alignment_size=alignment_size, halo=halo, device=device,
-                        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly)
+                        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly,
+                        pitch_padding=pitch_padding)
     return _create(o, _capi.INIT_UNINITIALIZED, "empty")
 
 
@@ -325,11 +344,12 @@ def zeros(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend:
           dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
           alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
           managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
-          readonly: bool = False) -> Storage:
+          readonly: bool = False, pitch_padding: Optional[str] = None) -> Storage:
     o = _cached_options(_capi.INIT_ZEROS, shape, dtype, backend=backend, defaults=defaults,
                         aligned_index=aligned_index, dimensions=dimensions, dims=dims,
                         layout=layout, alignment_size=alignment_size, halo=halo, device=device,
-                        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly)
+                        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly,
+                        pitch_padding=pitch_padding)
     return _create(o, _capi.INIT_ZEROS, "zeros")
 
 
@@ -339,11 +359,12 @@ def ones(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: 
          dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
          alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
          managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
-         readonly: bool = False) -> Storage:
+         readonly: bool = False, pitch_padding: Optional[str] = None) -> Storage:
     o = _cached_options(_capi.INIT_ONES, shape, dtype, backend=backend, defaults=defaults,
                         aligned_index=aligned_index, dimensions=dimensions, dims=dims,
                         layout=layout, alignment_size=alignment_size, halo=halo, device=device,
-                        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly)
+                        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly,
+                        pitch_padding=pitch_padding)
     return _create(o, _capi.INIT_ONES, "ones")
 
 
@@ -353,11 +374,12 @@ def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: Any = np.floa
          aligned_index: Optional[Sequence[int]] = None, dimensions: Any = _UNSET,
          dims: Any = _UNSET, layout: Any = None, alignment_size: Optional[int] = None,
          halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET, device_id: int = -1,
-         pinned: bool = False, readonly: bool = False) -> Storage:
+         pinned: bool = False, readonly: bool = False,
+         pitch_padding: Optional[str] = None) -> Storage:
     o = _options(shape, dtype, backend=backend, defaults=defaults, aligned_index=aligned_index,
                  dimensions=dimensions, dims=dims, layout=layout, alignment_size=alignment_size,
                  halo=halo, device=device, managed=managed, device_id=device_id, pinned=pinned,
-                 readonly=readonly)
+                 readonly=readonly, pitch_padding=pitch_padding)
     value = _scalar(fill_value, _split_dtype(dtype)[0])
     return _create(o, _capi.INIT_VALUE, "full", fill=value)
 
@@ -405,7 +427,8 @@ def from_array(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults:
                aligned_index: Optional[Sequence[int]] = None, dimensions: Any = _UNSET,
                dims: Any = _UNSET, layout: Any = None, alignment_size: Optional[int] = None,
                halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET,
-               device_id: int = -1, pinned: bool = False, readonly: bool = False) -> Storage:
+               device_id: int = -1, pinned: bool = False, readonly: bool = False,
+               pitch_padding: Optional[str] = None) -> Storage:
     host, src = _source_array(data)
     src_dtype = (host if host is not None else src).dtype
     dt = src_dtype if dtype is None else _args.dtype(dtype)
@@ -422,7 +445,7 @@ def from_array(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults:
     o = _options(shape, dt, backend=backend, defaults=defaults, aligned_index=aligned_index,
                  dimensions=dimensions, dims=dims, layout=layout, alignment_size=alignment_size,
                  halo=halo, device=device, managed=managed, device_id=device_id, pinned=pinned,
-                 readonly=readonly)
+                 readonly=readonly, pitch_padding=pitch_padding)
     if host is not None:
         desc, keep = _array_desc(_copyable_host(host, base))
         out = _create(o, _capi.INIT_COPY, "from_array", source=desc)
@@ -472,6 +495,8 @@ def _like_kwargs(data, dtype, kwargs: Dict[str, Any]):
                 kw["aligned_index"] = ai
         if "alignment_size" not in kw and "alignment_size" in p:
             kw["alignment_size"] = p["alignment_size"]
+        if "pitch_padding" not in kw and "pitch_padding" in p:
+            kw["pitch_padding"] = p["pitch_padding"]
         if "device" not in kw:
             kw["device"] = data.device
         if "managed" not in kw and data.device == "gpu":
@@ -498,8 +523,8 @@ def _like_kwargs(data, dtype, kwargs: Dict[str, Any]):
 _LIKE_DOC = """{what} storage shaped like ``data`` (GDP-3 ``{name}_like``).
 
     Every parameter not given is taken from ``data`` (a Storage: shape, dtype, preset, dims,
-    layout, halo, aligned index, alignment, device, managed, device id, pinned; an array: shape,
-    dtype and ``__gt_dims__``). ``shape`` cannot be overridden; a sub-array ``dtype`` appends
+    layout, halo, aligned index, alignment, device, managed, device id, pinned, pitch padding;
+    an array: shape, dtype and ``__gt_dims__``). ``shape`` cannot be overridden; a sub-array ``dtype`` appends
     its extents to it (as NumPy's ``*_like`` do).
 """
 
@@ -509,11 +534,13 @@ def empty_like(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults:
                aligned_index: Any = _UNSET, dimensions: Any = _UNSET, dims: Any = _UNSET,
                layout: Any = _UNSET, alignment_size: Any = _UNSET, halo: Any = _UNSET,
                device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = _UNSET,
-               pinned: Any = _UNSET, readonly: Any = _UNSET) -> Storage:
+               pinned: Any = _UNSET, readonly: Any = _UNSET,
+               pitch_padding: Any = _UNSET) -> Storage:
     shape, dt, kw = _like_kwargs(data, dtype, dict(
         backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
         dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
-        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly))
+        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly,
+        pitch_padding=pitch_padding))
     return empty(shape, dt, **kw)
 
 
@@ -522,11 +549,13 @@ def zeros_like(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults:
                aligned_index: Any = _UNSET, dimensions: Any = _UNSET, dims: Any = _UNSET,
                layout: Any = _UNSET, alignment_size: Any = _UNSET, halo: Any = _UNSET,
                device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = _UNSET,
-               pinned: Any = _UNSET, readonly: Any = _UNSET) -> Storage:
+               pinned: Any = _UNSET, readonly: Any = _UNSET,
+               pitch_padding: Any = _UNSET) -> Storage:
     shape, dt, kw = _like_kwargs(data, dtype, dict(
         backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
         dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
-        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly))
+        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly,
+        pitch_padding=pitch_padding))
     return zeros(shape, dt, **kw)
 
 
@@ -535,11 +564,13 @@ def ones_like(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults: 
               aligned_index: Any = _UNSET, dimensions: Any = _UNSET, dims: Any = _UNSET,
               layout: Any = _UNSET, alignment_size: Any = _UNSET, halo: Any = _UNSET,
               device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = _UNSET,
-              pinned: Any = _UNSET, readonly: Any = _UNSET) -> Storage:
+              pinned: Any = _UNSET, readonly: Any = _UNSET,
+              pitch_padding: Any = _UNSET) -> Storage:
     shape, dt, kw = _like_kwargs(data, dtype, dict(
         backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
         dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
-        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly))
+        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly,
+        pitch_padding=pitch_padding))
     return ones(shape, dt, **kw)
 
 
@@ -548,11 +579,13 @@ def full_like(data: Any, fill_value: Any, dtype: Any = None, *, backend: Any = _
               defaults: Any = _UNSET, aligned_index: Any = _UNSET, dimensions: Any = _UNSET,
               dims: Any = _UNSET, layout: Any = _UNSET, alignment_size: Any = _UNSET,
               halo: Any = _UNSET, device: Any = _UNSET, managed: Any = _UNSET,
-              device_id: Any = _UNSET, pinned: Any = _UNSET, readonly: Any = _UNSET) -> Storage:
+              device_id: Any = _UNSET, pinned: Any = _UNSET, readonly: Any = _UNSET,
+              pitch_padding: Any = _UNSET) -> Storage:
     shape, dt, kw = _like_kwargs(data, dtype, dict(
         backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
         dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
-        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly))
+        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly,
+        pitch_padding=pitch_padding))
     return full(shape, fill_value, dt, **kw)
 
 
@@ -1035,12 +1068,12 @@ def plan(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: 
          defaults: Any = _UNSET, aligned_index: Optional[Sequence[int]] = None,
          dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
          alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
-         managed: Any = _UNSET) -> Dict[str, Any]:
+         managed: Any = _UNSET, pitch_padding: Optional[str] = None) -> Dict[str, Any]:
     """The library's allocation plan for these parameters, allocating nothing.
 
     Parameters
     ----------
-    shape, dtype, backend, defaults, aligned_index, dimensions, dims, layout, alignment_size, halo, device, managed
+    shape, dtype, backend, defaults, aligned_index, dimensions, dims, layout, alignment_size, halo, device, managed, pitch_padding
         As :func:`gtstorage.gdp3.empty`.
 
     Returns
@@ -1052,7 +1085,7 @@ def plan(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: 
     """
     o = _options(shape, dtype, backend=backend, defaults=defaults, aligned_index=aligned_index,
                  dimensions=dimensions, dims=dims, layout=layout, alignment_size=alignment_size,
-                 halo=halo, device=device, managed=managed)
+                 halo=halo, device=device, managed=managed, pitch_padding=pitch_padding)
     return _plan_of(o, "plan")
 
 
