@@ -93,7 +93,8 @@ static void test_v10_struct_size_reads_no_padding(void** state) {
 static void test_alignment_sets_the_unit(void** state) {
   (void)state;
   const int64_t shape[3] = {512, 64, 8};
-  gtstorage_create_options o = options_3d(shape, "F", "<f8", GTSTORAGE_PITCH_PADDING_AVOID_ALIASING);
+  gtstorage_create_options o =
+      options_3d(shape, "F", "<f8", GTSTORAGE_PITCH_PADDING_AVOID_ALIASING);
   o.alignment_bytes = 4096;
   gtstorage_plan_info p = plan_of(&o);
   GTS_EQ64(p.strides[1], 4096);
@@ -224,8 +225,9 @@ static void test_storage_roundtrip(void** state) {
   int64_t i = 0;
   do {
     const double* e = (const double*)gts_elem(info.data, info.strides, idx, 3);
-    if (*e != 0.0) fail_msg("zeros left %g at (%" PRId64 ", %" PRId64 ", %" PRId64 ")", *e,
-                            idx[0], idx[1], idx[2]);
+    if (*e != 0.0)
+      fail_msg("zeros left %g at (%" PRId64 ", %" PRId64 ", %" PRId64 ")", *e, idx[0], idx[1],
+               idx[2]);
     src[i++] = gts_value(idx, 3) + 0.25 * (double)idx[1];
   } while (gts_next_index(idx, shape, 3));
 
@@ -245,9 +247,10 @@ static void test_storage_roundtrip(void** state) {
   assert_memory_equal(back, src, (size_t)n * sizeof *src);
 
   /* A view of the last plane keeps the padded strides and addresses. */
-  gtstorage_slice_spec spec[3] = {{GTSTORAGE_SLICE_NONE, GTSTORAGE_SLICE_NONE, 1, GTSTORAGE_SLICE_RANGE, 0},
-                                  {GTSTORAGE_SLICE_NONE, GTSTORAGE_SLICE_NONE, 1, GTSTORAGE_SLICE_RANGE, 0},
-                                  {2, 0, 1, GTSTORAGE_SLICE_INDEX, 0}};
+  gtstorage_slice_spec spec[3] = {
+      {GTSTORAGE_SLICE_NONE, GTSTORAGE_SLICE_NONE, 1, GTSTORAGE_SLICE_RANGE, 0},
+      {GTSTORAGE_SLICE_NONE, GTSTORAGE_SLICE_NONE, 1, GTSTORAGE_SLICE_RANGE, 0},
+      {2, 0, 1, GTSTORAGE_SLICE_INDEX, 0}};
   gtstorage_handle v = GTSTORAGE_NULL_HANDLE;
   GTS_OK(gtstorage_slice(h, spec, 3, &v));
   gtstorage_interface_info vi;
@@ -280,10 +283,10 @@ static void test_bad_values_refused(void** state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      GTS_TEST(test_bench_field_strides),
-      GTS_TEST(test_v10_struct_size_reads_no_padding),   GTS_TEST(test_memo_keys_on_padding),
-      GTS_TEST(test_alignment_sets_the_unit), GTS_TEST(test_rule_over_random_requests),
-      GTS_TEST(test_storage_roundtrip),     GTS_TEST(test_bad_values_refused),
+      GTS_TEST(test_bench_field_strides),       GTS_TEST(test_v10_struct_size_reads_no_padding),
+      GTS_TEST(test_memo_keys_on_padding),      GTS_TEST(test_alignment_sets_the_unit),
+      GTS_TEST(test_rule_over_random_requests), GTS_TEST(test_storage_roundtrip),
+      GTS_TEST(test_bad_values_refused),
   };
   return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
 }
