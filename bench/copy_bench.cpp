@@ -15,6 +15,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "bench_common.hpp"
 
@@ -211,6 +214,40 @@ std::vector<double> layout_pair(int reps, int ndim, const int64_t* shape, const 
   return t;
 }
 
+#if defined(__SSE2__)
+// The destination side of the F -> K-fastest transpose alone: the whole 128-byte runs that the
+// strip kernel (src/kernels/simd.cpp) writes with non-temporal stores, in its order (16 K
+// columns at a time; for each, J outer and I inner), into the K-fastest float64 field, reading
+// nothing. Whatever the kernel does on the read side, it cannot be faster than its stores
+// alone. Returns {same-layout copy, stores alone} medians, or an empty vector where K has no
+// whole strip or its rows are not on 16-byte boundaries (the stores need them).
+std::vector<double> strip_stores_pair(int reps, const int64_t* shape, int32_t pitch_padding) {
+  const storage a(3, shape, "<f8", "IJK", "numpy"), b(3, shape, "<f8", "IJK", "numpy");
+  const storage k(3, shape, "<f8", "IJK", "gt:cpu_kfirst", nullptr, pitch_padding);
+  for (const storage* s : {&a, &b, &k}) fill_index(*s);
+  const int64_t si = k.info.strides[0], sj = k.info.strides[1];
+  auto* base = static_cast<unsigned char*>(k.info.data);
+  if (shape[2] < 16 || k.info.strides[2] != 8 || reinterpret_cast<uintptr_t>(base) % 16 != 0 ||
+      si % 16 != 0 || sj % 16 != 0) {
+    return {};
+  }
+  const int64_t ni = shape[0], nj = shape[1], strips = shape[2] / 16;
+  auto stores = [=] {
+    const __m128i v = _mm_set1_epi64x(1);
+    for (int64_t s = 0; s < strips; ++s) {
+      for (int64_t j = 0; j < nj; ++j) {
+        for (int64_t i = 0; i < ni; ++i) {
+          auto* q = reinterpret_cast<__m128i*>(base + i * si + j * sj + s * 128);
+          for (int w = 0; w < 8; ++w) _mm_stream_si128(q + w, v);
+        }
+      }
+    }
+    _mm_sfence();
+  };
+  return one_thread([&] { return interleaved(reps, {copy_job(b, a), stores}); });
+}
+#endif
+
 }  // namespace
 
 // Adds the copy figures to @p j and their targets to @p targets.
@@ -266,6 +303,24 @@ void copy_bench(const config& cfg, json_object& j, json_object& targets) {
     j.number("copy_f_to_kfirst_4d_padded_1t_gbs", gbs(16 * n4, t[1]), 2);
     j.number("copy_f_to_kfirst_4d_padded_1t_vs_same_layout", t[0] / t[1], 3);
   }
+
+#if defined(__SSE2__)
+  // What bounds the float64 F -> K copy at GT4Py's strides: the kernel's destination stores
+  // alone (no reads), over the same-layout copy, at GT4Py's strides and with pitch padding. On
+  // the 2-core Zen 5 VM the stores alone take as long as the whole same-layout copy at GT4Py's
+  // strides (0.94-1.01; 128-byte runs 512 KiB apart, all at the same offset in their 4 KiB
+  // page) and 1.48-1.60 padded, so there a 0.9x copy would have to hide all its reads in 5-10%
+  // more time. Reported without targets.
+  {
+    const int64_t shape3[3] = {cfg.ni, cfg.nj, cfg.nk};
+    auto t = strip_stores_pair(reps, shape3, GTSTORAGE_PITCH_PADDING_NONE);
+    if (!t.empty()) j.number("copy_f_to_kfirst_stores_alone_1t_vs_same_layout", t[0] / t[1], 3);
+    t = strip_stores_pair(reps, shape3, GTSTORAGE_PITCH_PADDING_AVOID_ALIASING);
+    if (!t.empty()) {
+      j.number("copy_f_to_kfirst_stores_alone_padded_1t_vs_same_layout", t[0] / t[1], 3);
+    }
+  }
+#endif
 
   // 4-D float64 field with a trailing data dim (dims IJK0): F order (I fastest, data dim
   // slowest) -> K fastest with the data dim outermost (GT4Py's by-name rule).

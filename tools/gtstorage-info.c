@@ -33,6 +33,7 @@ typedef struct options {
   int32_t layout[MAX_VALUES];
   int nlayout;
   int64_t alignment_bytes;
+  int32_t pitch_padding; /* a gtstorage_pitch_padding value */
   const char* preset;
   const char* dims;
   const char* dtype;
@@ -68,6 +69,8 @@ static void print_usage(FILE* out) {
           "  --alignment BYTES      alignment in bytes, overriding the preset's\n"
           "  --layout R,R,...       explicit layout map overriding the preset: rank of each\n"
           "                         dim in stride order (0 = largest stride)\n"
+          "  --pitch-padding MODE   none (default: GT4Py's strides) or avoid_aliasing (strides\n"
+          "                         of 4096 bytes or more moved off multiples of 4 KiB)\n"
           "  --all-presets          compare every registered preset for this shape\n"
           "  --list-presets         list the registered presets and exit\n"
           "  --pool-stats           print the memory pools' counters (limit, bytes held, hits,\n"
@@ -255,6 +258,13 @@ static int parse_args(int argc, char** argv, options* opt, int* exit_now) {
         return usage_error(
             "--alignment: 0 is not an alignment (leave the option out to use the "
             "preset's)");
+    } else if ((v = option_value(argc, argv, &i, "--pitch-padding", &missing)) != NULL) {
+      if (strcmp(v, "none") == 0)
+        opt->pitch_padding = GTSTORAGE_PITCH_PADDING_NONE;
+      else if (strcmp(v, "avoid_aliasing") == 0)
+        opt->pitch_padding = GTSTORAGE_PITCH_PADDING_AVOID_ALIASING;
+      else
+        return usage_error("--pitch-padding: '%s' is not 'none' or 'avoid_aliasing'", v);
     } else if ((v = option_value(argc, argv, &i, "--exercise", &missing)) != NULL) {
       if (!parse_int64(v, v + strlen(v), &opt->exercise) || opt->exercise < 0 ||
           opt->exercise > 1000000)
@@ -378,7 +388,11 @@ static void memory_order(const gtstorage_plan_info* p, char* buf, size_t size) {
       }
 }
 
-static void print_plan_json(const gtstorage_plan_info* p, int indent) {
+static const char* pitch_padding_name(int32_t pitch_padding) {
+  return pitch_padding == GTSTORAGE_PITCH_PADDING_AVOID_ALIASING ? "avoid_aliasing" : "none";
+}
+
+static void print_plan_json(const gtstorage_plan_info* p, int32_t pitch_padding, int indent) {
   uint32_t d;
   const char* pad = indent ? "    " : "  ";
   const char* close = indent ? "  }" : "}";
@@ -404,8 +418,9 @@ static void print_plan_json(const gtstorage_plan_info* p, int indent) {
   json_i64_array(p->padded_shape, p->ndim);
   printf(",\n%s\"padding_elements\": %" PRId64 ",\n%s\"strides\": ", pad, padding_elements(p), pad);
   json_i64_array(p->strides, p->ndim);
-  printf(",\n%s\"alignment_bytes\": %" PRId64 ",\n%s\"aligned_index\": ", pad, p->alignment_bytes,
-         pad);
+  printf(",\n%s\"pitch_padding\": \"%s\",\n%s\"alignment_bytes\": %" PRId64
+         ",\n%s\"aligned_index\": ",
+         pad, pitch_padding_name(pitch_padding), pad, p->alignment_bytes, pad);
   json_i64_array(p->aligned_index, p->ndim);
   printf(",\n%s\"aligned_point_offset\": %" PRId64 ",\n", pad, aligned_point_offset(p));
   printf("%s\"byte_offset\": %" PRId64 ",\n%s\"padded_bytes\": %" PRId64
@@ -413,7 +428,8 @@ static void print_plan_json(const gtstorage_plan_info* p, int indent) {
          pad, p->byte_offset, pad, p->padded_bytes, pad, p->allocation_bytes, close);
 }
 
-static void print_plan_text(const gtstorage_plan_info* p, int aligned_given) {
+static void print_plan_text(const gtstorage_plan_info* p, int32_t pitch_padding,
+                            int aligned_given) {
   uint32_t d;
   char order[GTSTORAGE_MAX_NDIM * GTSTORAGE_DIM_LABEL_SIZE + GTSTORAGE_MAX_NDIM];
   char list[512];
@@ -422,7 +438,11 @@ static void print_plan_text(const gtstorage_plan_info* p, int aligned_given) {
 
   printf("preset        %s (device %s)\n", p->preset, device_name(p->device));
   printf("dtype         %s (%" PRId64 " bytes per element)\n", p->typestr, p->itemsize);
-  printf("alignment     %" PRId64 " bytes\n\n", p->alignment_bytes);
+  printf("alignment     %" PRId64 " bytes\n", p->alignment_bytes);
+  printf("pitch padding %s\n\n",
+         pitch_padding == GTSTORAGE_PITCH_PADDING_AVOID_ALIASING
+             ? "avoid_aliasing (strides of 4096 bytes or more moved off multiples of 4 KiB)"
+             : "none (GT4Py's strides)");
 
   /* One row per dimension, in the semantic (shape) order. */
   printf("dim  extent  halo(lo:hi)  interior  padded  layout  stride(B)  stride(el)  aligned\n");
@@ -449,8 +469,11 @@ static void print_plan_text(const gtstorage_plan_info* p, int aligned_given) {
   join_i64(list, sizeof list, p->padded_shape, p->ndim, ", ");
   printf("padded shape  (%s)\n", list);
   if (p->contiguous_dim >= 0)
-    printf("padding       %" PRId64 " element(s) on dim %s (only the contiguous dim is padded)\n",
-           padding_elements(p), p->dims[p->contiguous_dim]);
+    printf("padding       %" PRId64 " element(s) on dim %s (%s)\n", padding_elements(p),
+           p->dims[p->contiguous_dim],
+           pitch_padding == GTSTORAGE_PITCH_PADDING_AVOID_ALIASING
+               ? "its extent; pitch padding lengthens the other strides"
+               : "only the contiguous dim is padded");
   join_i64(list, sizeof list, p->aligned_index, p->ndim, ", ");
   printf("aligned point (%s)%s\n", list, aligned_given ? "" : "  (default: the lower halo)");
   printf("              at byte %" PRId64 " of the aligned block = %" PRId64 " x %" PRId64
@@ -459,6 +482,10 @@ static void print_plan_text(const gtstorage_plan_info* p, int aligned_given) {
          (p->alignment_bytes && apo % p->alignment_bytes == 0) ? "" : "  (NOT ALIGNED)");
   printf("byte offset   %" PRId64 " (element (0, ..., 0) from the aligned block start)\n",
          p->byte_offset);
+  /* Pitch padding leaves gaps between rows: the allocation spans padded_bytes, not the product
+     of the padded extents. */
+  if (pitch_padding == GTSTORAGE_PITCH_PADDING_AVOID_ALIASING && p->itemsize > 0)
+    padded_elems = p->padded_bytes / p->itemsize;
   printf("elements      %" PRId64 " interior, %" PRId64 " allocated (halo and padding included)\n",
          interior_elems, padded_elems);
   printf("padded bytes  %" PRId64 "\n", p->padded_bytes);
@@ -479,6 +506,7 @@ static void fill_create_options(const options* opt, gtstorage_create_options* co
   co->halo = opt->nhalo ? opt->halo : NULL;
   co->aligned_index = opt->naligned ? opt->aligned_index : NULL;
   co->alignment_bytes = opt->alignment_bytes;
+  co->pitch_padding = opt->pitch_padding;
 }
 
 /* Checks that the per-dimension lists match --shape, so the library never reads past them. */
@@ -620,7 +648,7 @@ static int all_presets(const options* opt) {
       }
     } else if (opt->json) {
       printf("%s\n  ", i ? "," : "");
-      print_plan_json(&plan, 1);
+      print_plan_json(&plan, opt->pitch_padding, 1);
     } else {
       snprintf(cells[i][COL_DEVICE], CELL, "%s", device_name(plan.device));
       snprintf(cells[i][COL_ALIGN], CELL, "%" PRId64, plan.alignment_bytes);
@@ -840,10 +868,10 @@ int main(int argc, char** argv) {
   rc = gtstorage_plan(&co, &plan);
   if (rc != GTSTORAGE_OK) return library_error("gtstorage_plan", rc);
   if (opt.json) {
-    print_plan_json(&plan, 0);
+    print_plan_json(&plan, opt.pitch_padding, 0);
     printf("\n");
   } else {
-    print_plan_text(&plan, opt.naligned != 0);
+    print_plan_text(&plan, opt.pitch_padding, opt.naligned != 0);
   }
   return 0;
 }

@@ -20,7 +20,21 @@
 // 0.99-1.04x of the same-layout copy, and between fields created with
 // GTSTORAGE_PITCH_PADDING_AVOID_ALIASING (pitches 64 bytes off 4 KiB multiples) at 0.95-1.08x,
 // float32 0.87-0.96x (gtstorage-bench copy_f_to_kfirst_*padded_*), so at such pitches the
-// scatter costs little and the aliasing is the gap.
+// scatter costs little and the aliasing is the gap. At GT4Py's pitches the stores alone come
+// close to the bound (2-core Zen 5 VM, family 26: 48 KiB 12-way L1, 1 MiB 16-way L2): writing
+// just this kernel's 128-byte destination runs, reading nothing, takes as long as the whole
+// same-layout copy (0.94-1.01x of its speed, against 1.48-1.60x at padded pitches:
+// gtstorage-bench copy_f_to_kfirst_stores_alone_*), so a 0.9x copy would have to hide all its
+// reads in 5-10% more time. Write-only probes there, against sequential non-temporal stores:
+// runs that all start at the same offset in their 4 KiB page cost about the same per run
+// whatever their length (64 bytes 0.27x, 128 bytes 0.50-0.58x, 256 bytes 0.83-0.86x, whole
+// 1 KiB K rows 1.0-1.1x) or their spacing (J planes far apart do not help), against 0.6-0.9x
+// at pitches 192 bytes longer. Longer runs need more K planes in flight, which the read side
+// pays for: two, four or eight strips interleaved in chunks of 4-64 blocks, with or without
+// prefetches of the next chunk, 0.44-0.70x of the same-layout copy (this kernel 0.62-0.68x in
+// the same runs); source rows skewed by 1-4 lines through an L1 ring, 0.24-0.34x; staging
+// tiles of 64x32 to 128x16 items, 0.37-0.56x; 32 source rows per strip, 0.51x; a prefetch on
+// every source row, 0.39-0.49x.
 #include <unistd.h>
 
 #include <algorithm>

@@ -207,6 +207,12 @@ def test_as_storage_device_data_and_sync_state():
     assert live() == base
     with pytest.raises(ValueError, match="device_data"):
         gs.as_storage(np.zeros(3), FakeDeviceArray(gs.zeros((4,), backend="gt:gpu")))
+    # The message names the device the caller gave, not another one.
+    for device in ("cpu", None):
+        with pytest.raises(ValueError, match=rf"as_storage: device={device!r} contradicts "
+                                             r"device_data \(pass device='gpu'"):
+            gs.as_storage(data=np.zeros(SHAPE), device=device,
+                          device_data=FakeDeviceArray(gs.zeros(SHAPE, backend="gt:gpu")))
 
 
 class StreamedDeviceArray:

@@ -9,6 +9,9 @@
 #   - only the contiguous dim is padded, by less than one alignment unit, to a multiple of it
 #   - the aligned point (byte_offset + sum(aligned_index * strides)) is a multiple of the alignment
 #   - padded_bytes == product(padded_shape) * itemsize and the allocation holds offset + data
+#   - with "pitch_padding": "avoid_aliasing", a stride that rule makes 4096 bytes or more is
+#     raised to the smallest odd multiple of lcm(64, alignment, itemsize) not below it (unless
+#     that unit is a multiple of 4096), and padded_bytes is the slowest stride times its extent
 # EXPECT compares one top-level key of a single plan (arrays as comma separated lists);
 # PRESETS requires an entry with each name in an --all-presets listing.
 cmake_minimum_required(VERSION 3.25)
@@ -57,7 +60,21 @@ function(check_plan json)
   string(JSON _padded_bytes GET "${json}" padded_bytes)
   string(JSON _alloc GET "${json}" allocation_bytes)
   string(JSON _contig GET "${json}" contiguous_dim)
+  string(JSON _pitch ERROR_VARIABLE _no_pitch GET "${json}" pitch_padding)
   math(EXPR _last "${_ndim} - 1")
+  # Pitch padding unit: lcm(64, alignment, itemsize).
+  set(_pitch_unit 64)
+  foreach(_v IN ITEMS ${_align} ${_itemsize})
+    set(_a ${_pitch_unit})
+    set(_b ${_v})
+    while(_b GREATER 0)
+      math(EXPR _t "${_a} % ${_b}")
+      set(_a ${_b})
+      set(_b ${_t})
+    endwhile()
+    math(EXPR _pitch_unit "${_pitch_unit} / ${_a} * ${_v}")
+  endforeach()
+  math(EXPR _pitch_rem "${_pitch_unit} % 4096")
   # The alignment in elements (GT4Py's rule: the alignment and the item size divide each other).
   if(_align GREATER_EQUAL _itemsize)
     math(EXPR _unit "${_align} / ${_itemsize}")
@@ -114,6 +131,15 @@ function(check_plan json)
         endif()
       endif()
       math(EXPR _want "${_stride_${_d1}} * ${_step}")
+      if(_pitch STREQUAL "avoid_aliasing" AND _want GREATER_EQUAL 4096 AND
+         NOT _pitch_rem EQUAL 0)
+        math(EXPR _q "(${_want} + ${_pitch_unit} - 1) / ${_pitch_unit}")
+        math(EXPR _odd "${_q} % 2")
+        if(_odd EQUAL 0)
+          math(EXPR _q "${_q} + 1")
+        endif()
+        math(EXPR _want "${_q} * ${_pitch_unit}")
+      endif()
       if(NOT _stride_${_d} EQUAL _want)
         message(SEND_ERROR "${_name}: stride of dim ${_d} is ${_stride_${_d}}, expected ${_want}")
       endif()
@@ -125,6 +151,10 @@ function(check_plan json)
                        "alignment ${_align}")
   endif()
   math(EXPR _want_bytes "${_elements} * ${_itemsize}")
+  if(_pitch STREQUAL "avoid_aliasing" AND _elements GREATER 0)
+    set(_slowest ${_dim_of_rank_0})
+    math(EXPR _want_bytes "${_stride_${_slowest}} * ${_pext_${_slowest}}")
+  endif()
   math(EXPR _need "${_offset} + ${_padded_bytes}")
   if(NOT _padded_bytes EQUAL _want_bytes OR _alloc LESS _need)
     message(SEND_ERROR "${_name}: padded_bytes ${_padded_bytes} (expected ${_want_bytes}), "

@@ -714,7 +714,8 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
     if device is not _UNSET and device not in (None, "cpu", "gpu"):
         raise ValueError(f"device must be None, 'cpu' or 'gpu', got {device!r}")
     if device in (None, "cpu") and device_data is not None:
-        raise ValueError("as_storage: device=None contradicts device_data")
+        raise ValueError(f"as_storage: device={device!r} contradicts device_data (pass "
+                         "device='gpu' or leave device out)")
     host = _host_interface(data) if data is not None else None
     dev = None
     if device_data is not None:
