@@ -9,21 +9,21 @@
 // written whole by a non-temporal store (no read-for-ownership of the destination), and (3) the
 // transposition happens in registers (8x8 blocks of 8-byte items, 16x16 of 4-byte items).
 // What remains is the destination's scatter: each step writes one short run (128 bytes for
-// float64, 64 for float32) per destination row, and the memory system takes about 10 ns per run
-// that is not next to the previous one, whatever its length up to 128 bytes (write-only test on
-// the VM: 128-byte runs 512 KiB apart reach 0.55x sequential non-temporal stores, 64-byte runs
-// 0.3x, 256-byte runs 0.95x). Longer runs need more source streams, which cost more than they
-// save. Measured there for 512x512x128, Fortran order -> K fastest, one thread, against the
-// same-layout copy: float64 0.6-0.66x, float32 0.35-0.4x, against 0.05x for an element loop.
-// Those pitches (2 MiB planes, 512 KiB destination rows) are multiples of 4 KiB, so all lines of
-// a step share their L1 set: with both pitches 192 bytes longer the same float64 kernel runs at
-// 0.99-1.04x of the same-layout copy, and between fields created with
-// GTSTORAGE_PITCH_PADDING_AVOID_ALIASING (pitches 64 bytes off 4 KiB multiples) at 0.95-1.08x,
-// float32 0.87-0.96x (gtstorage-bench copy_f_to_kfirst_*padded_*), so at such pitches the
-// scatter costs little and the aliasing is the gap. At GT4Py's pitches the stores alone come
-// close to the bound (2-core Zen 5 VM, family 26: 48 KiB 12-way L1, 1 MiB 16-way L2): writing
-// just this kernel's 128-byte destination runs, reading nothing, takes as long as the whole
-// same-layout copy (0.94-1.01x of its speed, against 1.48-1.60x at padded pitches:
+// float64; 64 for float32, or 128 where its rows alias, see strip_group) per destination row, and
+// the memory system takes about 10 ns per run that is not next to the previous one, whatever its
+// length up to 128 bytes (write-only test on the VM: 128-byte runs 512 KiB apart reach 0.55x
+// sequential non-temporal stores, 64-byte runs 0.3x, 256-byte runs 0.95x). Longer runs need more
+// source streams, which cost more than they save. Measured there for 512x512x128, Fortran order ->
+// K fastest, one thread, against the same-layout copy: float64 0.6-0.66x, float32 0.35-0.4x
+// (0.58-0.65x with 128-byte runs), against 0.05x for an element loop. Those pitches (2 MiB planes,
+// 512 KiB destination rows) are multiples of 4 KiB, so all lines of a step share their L1 set: with
+// both pitches 192 bytes longer the same float64 kernel runs at 0.99-1.04x of the same-layout copy,
+// and between fields created with GTSTORAGE_PITCH_PADDING_AVOID_ALIASING (pitches 64 bytes off 4
+// KiB multiples) at 0.95-1.08x, float32 0.87-0.96x (gtstorage-bench copy_f_to_kfirst_*padded_*), so
+// at such pitches the scatter costs little and the aliasing is the gap. At GT4Py's pitches the
+// stores alone come close to the bound (2-core Zen 5 VM, family 26: 48 KiB 12-way L1, 1 MiB 16-way
+// L2): writing just this kernel's 128-byte destination runs, reading nothing, takes as long as the
+// whole same-layout copy (0.94-1.01x of its speed, against 1.48-1.60x at padded pitches:
 // gtstorage-bench copy_f_to_kfirst_stores_alone_*), so a 0.9x copy would have to hide all its
 // reads in 5-10% more time. Write-only probes there, against sequential non-temporal stores:
 // runs that all start at the same offset in their 4 KiB page cost about the same per run
@@ -142,22 +142,38 @@ inline int64_t window_need(const std::byte* d, const transpose_geom& g, int64_t 
   return need;
 }
 
+// Blocks of BX columns side by side per strip step (strip_group): every destination row gets
+// that many adjacent lines per step, and the strip reads that many times BX source rows.
+// 8-byte items: two (128-byte runs, 16 source streams), which measured 1.5x one line (8
+// streams) and 1.8x four lines (32 streams). 4-byte items: one (64-byte runs, 16 streams),
+// unless the destination rows start at few distinct offsets in their 4 KiB pages (pitch modulo
+// 4 KiB a multiple of 512 bytes, as GT4Py's K-fastest rows of 128 or 256 floats are): such runs
+// cost as much as 128-byte ones (see the header), so two lines per step then pay for reading 32
+// source streams. float32 F -> K at 512x512x128, one thread, against the same-layout copy on
+// the 2-core Zen 5 VM (source pitch 1 MiB or 1 MiB + 64): destination pitch 256 KiB + 0, 512,
+// 1 KiB, 2 KiB or 4 KiB: one line 0.35-0.45x, two 0.58-0.65x; + 64, 128, 192, 256, 320 or 448
+// bytes: one line 0.72-0.95x, two 0.57-0.66x.
+inline int64_t strip_group(const transpose_geom& g, int64_t size) {
+  if (size != 4) return 2;
+  const int64_t page_offsets = 4096 / std::gcd(g.dsy % 4096, int64_t(4096));
+  return page_offsets < 16 ? 2 : 1;
+}
+
 // Strip driver shared by the vector transposes (a macro because each copy needs its function's
-// target attribute to inline the block kernel). x advances in strips of GROUP blocks of BX
-// columns; for each strip, z and then y advance in blocks of BY. GROUP blocks side by side give
-// every destination row GROUP adjacent lines per step: with 8-byte items two lines per row (16
-// source streams) measured 1.5x one line (8 streams) and 1.8x four lines (32 streams).
+// target attribute to inline the block kernel). x advances in strips of `group` blocks of BX
+// columns (strip_group; the last columns in strips of one block); for each strip, z and then y
+// advance in blocks of BY.
 // z is inside the strip so that the source rows are read as long streams: when a row continues
-// in memory with the next z (F order -> K fastest: I then J), the strip reads 16 runs of a whole
-// I-J plane instead of 16 runs of one I row. The hardware prefetchers follow 16 such streams:
+// in memory with the next z (F order -> K fastest: I then J), the strip reads 16 (or 32) runs of
+// a whole I-J plane instead of runs of one I row. The hardware prefetchers follow 16 such streams:
 // software prefetches into L2 (or L1) ahead of them measured 4-8% slower for 8-byte items and
 // no faster for 4-byte ones.
 // NOLINTBEGIN(bugprone-macro-parentheses): BLOCK and STRIPS are template names (BLOCK<NT>).
-#define GTS_STRIPS(NAME, TARGET, BLOCK, SIZE, BX, BY, GROUP)                                \
+#define GTS_STRIPS(NAME, TARGET, BLOCK, SIZE, BX, BY)                                       \
   template <bool NT>                                                                        \
   TARGET void NAME(std::byte* d, const std::byte* s, const transpose_geom& g, int64_t x) {  \
     const int64_t ye = g.ny / (BY) * (BY);                                                  \
-    for (int64_t group = GROUP; group >= 1; group = group > 1 ? 1 : 0) {                    \
+    for (int64_t group = strip_group(g, SIZE); group >= 1; group = group > 1 ? 1 : 0) {     \
       const int64_t wide = int64_t(BX) * group;                                             \
       for (; x + wide <= g.nx; x += wide) {                                                 \
         for (int64_t z = 0; z < g.nz; ++z) {                                                \
@@ -432,7 +448,7 @@ GTS_TARGET_AVX2 inline void block8_pd_avx2(std::byte* d, int64_t dsy, const std:
   }
 }
 
-GTS_STRIPS(strips8_avx2, GTS_TARGET_AVX2, block8_pd_avx2, 8, 8, 8, 2)
+GTS_STRIPS(strips8_avx2, GTS_TARGET_AVX2, block8_pd_avx2, 8, 8, 8)
 GTS_WINDOWED(windowed8_avx2, GTS_TARGET_AVX2, block8_pd_avx2, 8, stream_line_avx2)
 GTS_TRANSPOSE(transpose8_avx2, GTS_TARGET_AVX2, strips8_avx2, windowed8_avx2, 8)
 
@@ -500,7 +516,7 @@ GTS_TARGET_AVX2 inline void block16_ps_avx2(std::byte* d, int64_t dsy, const std
   }
 }
 
-GTS_STRIPS(strips4_avx2, GTS_TARGET_AVX2, block16_ps_avx2, 4, 16, 16, 1)
+GTS_STRIPS(strips4_avx2, GTS_TARGET_AVX2, block16_ps_avx2, 4, 16, 16)
 GTS_WINDOWED(windowed4_avx2, GTS_TARGET_AVX2, block16_ps_avx2, 4, stream_line_avx2)
 GTS_TRANSPOSE(transpose4_avx2, GTS_TARGET_AVX2, strips4_avx2, windowed4_avx2, 4)
 
@@ -600,7 +616,7 @@ GTS_TARGET_AVX512 inline void block8_pd_avx512(std::byte* d, int64_t dsy, const 
   }
 }
 
-GTS_STRIPS(strips8_avx512, GTS_TARGET_AVX512, block8_pd_avx512, 8, 8, 8, 2)
+GTS_STRIPS(strips8_avx512, GTS_TARGET_AVX512, block8_pd_avx512, 8, 8, 8)
 GTS_WINDOWED(windowed8_avx512, GTS_TARGET_AVX512, block8_pd_avx512, 8, stream_line_avx512)
 GTS_TRANSPOSE(transpose8_avx512, GTS_TARGET_AVX512, strips8_avx512, windowed8_avx512, 8)
 
@@ -646,7 +662,7 @@ GTS_TARGET_AVX512 inline void block16_ps_avx512(std::byte* d, int64_t dsy, const
   }
 }
 
-GTS_STRIPS(strips4_avx512, GTS_TARGET_AVX512, block16_ps_avx512, 4, 16, 16, 1)
+GTS_STRIPS(strips4_avx512, GTS_TARGET_AVX512, block16_ps_avx512, 4, 16, 16)
 GTS_WINDOWED(windowed4_avx512, GTS_TARGET_AVX512, block16_ps_avx512, 4, stream_line_avx512)
 GTS_TRANSPOSE(transpose4_avx512, GTS_TARGET_AVX512, strips4_avx512, windowed4_avx512, 4)
 

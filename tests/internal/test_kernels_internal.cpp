@@ -469,6 +469,40 @@ void test_copy_windowed_rows(void**) {
   }
 }
 
+// float32 F order -> K fastest where the destination rows start at few offsets in their 4 KiB
+// pages (row pitch modulo 4 KiB a multiple of 512 bytes, as GT4Py's rows of 128 floats): the
+// vector transposes then write two lines per row per step (32 source rows at a time), ending
+// with strips of one block and an element loop. Row lengths of whole double strips, a double
+// strip plus a single one, plus a tail, shorter than a double strip; bases off a line (peeled
+// columns); pitches of 512 bytes, 4 KiB and 4 KiB + 512 bytes, and 4 KiB + 64 bytes (one line
+// per step) beside them. Every element and every guard or padding byte is compared.
+void test_copy_wide_strips(void**) {
+  for (auto level : levels()) {
+    assert_true(kd::set_simd_level(level));
+    for (int64_t thr : {int64_t(-1), int64_t(0)}) {
+      kd::set_streaming_threshold(thr);
+      for (const int64_t nk : {int64_t(32), int64_t(64), int64_t(48), int64_t(69), int64_t(31)}) {
+        for (const int64_t pitch_extra : {int64_t(0), int64_t(3584), int64_t(4096), int64_t(64)}) {
+          for (const int64_t mis : {int64_t(0), int64_t(8), int64_t(60)}) {
+            const int64_t ni = 19, nj = 2, sz = 4;
+            const int64_t shape[3] = {ni, nj, nk};
+            const int64_t fs[3] = {sz, ni * sz, ni * nj * sz};
+            // I rows of nj * nk floats, then rounded up to 512 bytes, plus pitch_extra.
+            const int64_t pitch = (nj * nk * sz + 511) / 512 * 512 + pitch_extra;
+            const int64_t ks[3] = {pitch, nk * sz, sz};
+            test_array src = make_strided(shape, fs, f4, 0);
+            test_array dst = make_strided(shape, ks, f4, mis);
+            random_bytes(src);
+            check_copy(
+                dst, src,
+                std::string("wide strips level ") + kd::simd().name + " nt=" + std::to_string(thr));
+          }
+        }
+      }
+    }
+  }
+}
+
 // Random ranks (0-6 and up to 16), extents, paddings, reversed dims, misaligned bases; stores
 // streamed by the size threshold (set to 0), by the caller's store_policy::streaming (small
 // copies, default threshold), or not at all. The whole destination buffer is compared, padding
@@ -795,6 +829,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test_teardown(test_copy_all_3d_permutations, teardown),
       cmocka_unit_test_teardown(test_copy_nt_peel, teardown),
       cmocka_unit_test_teardown(test_copy_windowed_rows, teardown),
+      cmocka_unit_test_teardown(test_copy_wide_strips, teardown),
       cmocka_unit_test_teardown(test_copy_random_layouts_same_dtype, teardown),
       cmocka_unit_test_teardown(test_copy_conversions_all_pairs, teardown),
       cmocka_unit_test_teardown(test_copy_large_threaded, teardown),
