@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis import example, given, strategies as st  # noqa: E402
 
 import gtstorage  # noqa: E402
 import gtstorage.gdp3 as gdp3  # noqa: E402
@@ -35,6 +35,16 @@ def _expected_shape(shape):
     if any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in shape):
         return None
     return tuple(int(s) for s in shape)
+
+
+def _buffer_of(data):
+    """The memory as_storage(data) must wrap, as an array sharing it: np.asarray() of a NumPy
+    scalar or of bytes is a new array, which no wrapped storage may share memory with."""
+    if isinstance(data, np.generic):
+        return np.frombuffer(data, dtype=data.dtype).reshape(())
+    if isinstance(data, (bytes, bytearray)):
+        return np.frombuffer(data, dtype=np.uint8)
+    return np.asarray(data)
 
 
 def _call(fn, *args, allowed=ALLOWED, **kwargs):
@@ -74,6 +84,8 @@ def test_allocators(module, name, shape, aligned_index, dimensions):
 
 @given(shape=st.lists(small_ints.filter(lambda n: n >= 0), max_size=3).map(tuple), halo=objects,
        alignment_size=st.one_of(st.none(), objects), device_id=st.one_of(small_ints, huge_ints, st.just(2**31), objects))
+@example(shape=(6,), halo=[np.int64(3)], alignment_size=None, device_id=0)
+@example(shape=(2, 3), halo=np.int64(1), alignment_size=None, device_id=-1)
 def test_gdp3_keywords(shape, halo, alignment_size, device_id):
     result, exc = _call(gdp3.zeros, shape, halo=halo, alignment_size=alignment_size,
                         device_id=device_id)
@@ -81,12 +93,14 @@ def test_gdp3_keywords(shape, halo, alignment_size, device_id):
         assert str(exc).startswith("zeros"), f"{type(exc).__name__}: {exc}"
         return
     assert result.shape == shape
-    flat = halo if not isinstance(halo, int) else [halo] * len(shape)
+    # NumPy integer scalars are integers here as in shapes (NumPy 1.x prints np.int64(3) as 3).
+    is_int = lambda v: isinstance(v, (int, np.integer))  # noqa: E731
+    flat = [halo] * len(shape) if is_int(halo) else halo
     got = result.halo
     assert len(got) == len(shape)
     if isinstance(flat, (list, tuple)):
         for h, (lo, hi) in zip(flat, got):
-            assert (lo, hi) == ((h, h) if isinstance(h, int) else tuple(h))
+            assert (lo, hi) == ((h, h) if is_int(h) else tuple(h))
 
 
 @given(value=objects)
@@ -112,6 +126,8 @@ def test_library_functions(value):
 
 @given(data=objects, shape=st.one_of(st.none(), objects), layout=st.one_of(st.none(), objects),
        aligned_index=st.one_of(st.none(), objects))
+@example(data=b"", shape=None, layout=None, aligned_index=None)
+@example(data=np.float32(2.0), shape=None, layout=None, aligned_index=None)
 def test_as_storage(data, shape, layout, aligned_index):
     arr = np.zeros((3, 4))
     result, exc = _call(gtstorage.as_storage, arr, shape=shape, layout=layout,
@@ -120,7 +136,9 @@ def test_as_storage(data, shape, layout, aligned_index):
         assert result.shape == (3, 4) and result.__array_interface__["data"][0] == arr.ctypes.data
     result, exc = _call(gtstorage.as_storage, data)
     if exc is None:
-        assert result.shape == np.asarray(data).shape
+        src = _buffer_of(data)
+        assert result.shape == src.shape and result.dtype == src.dtype
+        assert np.shares_memory(np.asarray(result), src) or src.size == 0
 
 
 # Found by this file's property test with more examples (a CI run failed on it): a label that is
@@ -413,6 +431,12 @@ def test_plan_fuzzed(module, shape, dtype, backend, layout, alignment_size, halo
        device=st.one_of(st.sampled_from([None, "cpu", "gpu"]), objects),
        managed=st.one_of(st.sampled_from([None, "gtstorage", "cuda", False]), objects),
        device_id=st.one_of(st.just(-1), small_ints, huge_ints, objects))
+@example(data=np.int64(3), shape=None, dtype=None, backend="numpy", layout=None,
+         alignment_size=None, dims=None, halo=None, readonly=None, sync_state=None, device=None,
+         managed=None, device_id=-1)
+@example(data=b"abcd", shape=None, dtype=None, backend="numpy", layout=None, alignment_size=None,
+         dims=None, halo=None, readonly=None, sync_state=None, device=None, managed=None,
+         device_id=-1)
 def test_as_storage_fuzzed(data, shape, dtype, backend, layout, alignment_size, dims, halo,
                            readonly, sync_state, device, managed, device_id):
     if isinstance(data, str) and data == "gdp3":
@@ -427,7 +451,7 @@ def test_as_storage_fuzzed(data, shape, dtype, backend, layout, alignment_size, 
     if exc is not None:
         _public_error("as_storage", exc)
         return
-    src = np.asarray(data)
+    src = _buffer_of(data)
     assert isinstance(result, gtstorage.Storage) and result.shape == src.shape
     assert result.dtype == src.dtype
     assert np.shares_memory(np.asarray(result), src) or src.size == 0

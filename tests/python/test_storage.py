@@ -285,6 +285,23 @@ def test_as_storage_any_strides_and_readonly():
         gs.as_storage(buf[1:17], alignment_size=64)
 
 
+def test_as_storage_wraps_scalars_and_bytes_without_a_copy():
+    # np.asarray() would copy both into a new array; as_storage wraps the object's own bytes.
+    x = np.float32(2.5)
+    s = gs.as_storage(x)
+    assert s.shape == () and s.dtype == np.float32 and s.readonly and float(s) == 2.5
+    assert s.__array_interface__["data"][0] == np.frombuffer(x, dtype=np.float32).ctypes.data
+    with pytest.raises(ValueError, match="as_storage: dtype"):  # the scalar's own dtype, refused
+        gs.as_storage(np.datetime64("2020-01-02"))
+    b = b"\x01\x02\x03"
+    w = gs.as_storage(b)
+    assert w.shape == (3,) and w.dtype == np.uint8 and w.readonly
+    assert w.__array_interface__["data"][0] == np.frombuffer(b, dtype=np.uint8).ctypes.data
+    np.testing.assert_array_equal(w.to_numpy(), [1, 2, 3])
+    with pytest.raises(ValueError, match="read-only"):
+        gs.as_storage(np.int64(3), readonly=False)
+
+
 def test_as_storage_of_storage_is_a_view():
     s = make()
     w = gs.as_storage(s)

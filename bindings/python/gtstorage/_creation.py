@@ -616,16 +616,25 @@ def _host_interface(data) -> Dict[str, Any]:
     """Array-interface dict of a host buffer (no copy), with a NumPy array keeping it alive."""
     if isinstance(data, np.ndarray):
         arr = data
+    elif isinstance(data, np.generic):
+        # np.asarray() of a NumPy scalar is a new array (a silent copy): the scalar's own bytes,
+        # immutable, are wrapped instead, read-only and with the scalar's dtype.
+        arr = np.frombuffer(data, dtype=data.dtype).reshape(())
     elif hasattr(data, "__array_interface__") or hasattr(data, "__array_struct__"):
         arr = np.asarray(data)
     else:
         try:
-            memoryview(data)
+            view = memoryview(data)
         except TypeError:
             raise TypeError(
                 f"as_storage: data must expose a buffer (__array_interface__, the buffer protocol),"
                 f" got {type(data).__name__}; use from_array() to copy other data") from None
-        arr = np.asarray(data)
+        # Through the memoryview: np.asarray(b"ab") would copy into a new 0-d "S2" array.
+        try:
+            arr = np.asarray(view)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"as_storage: the buffer of {type(data).__name__} (format "
+                            f"{view.format!r}) has no NumPy dtype: {exc}") from None
     return {"array": arr, "data": arr.ctypes.data if arr.size else None, "shape": arr.shape,
             "strides": arr.strides, "typestr": arr.dtype.str, "readonly": not arr.flags.writeable}
 
