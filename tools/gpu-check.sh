@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU (H100/H200, sm_90): builds gtstorage with CUDA,
-# runs the device suite with GTSTORAGE_TEST_REQUIRE_GPU=1 (no passing by skipping), the same
-# binaries under compute-sanitizer (memcheck, racecheck, synccheck, initcheck), and the device
-# benchmark, then writes a summary to paste into docs/gpu-validation.md. Aim: under 10 minutes
-# on 16 cores.
+# runs the device suite with GTSTORAGE_TEST_REQUIRE_GPU=1 (no passing by skipping), the Python
+# binding's tests on the CUDA backend (with CuPy and PyTorch as real consumers where installed),
+# the device benchmark, the device binaries under compute-sanitizer (memcheck, racecheck,
+# synccheck, initcheck) and the rest of the CTest suite, in that order (the most telling first,
+# so a short lease still gets them), then writes a summary to paste into docs/gpu-validation.md.
+# Aim: under 10 minutes on 16 cores.
 #
 # usage: tools/gpu-check.sh [OUT_DIR]      (default: $OUT if set, else build/gpu-check)
 # env:   JOBS (default: nproc), CUDA_HOME (default /usr/local/cuda), CUDA_ARCH (default 90),
 #        GTSTORAGE_GPU_CHECK_BUILD (build dir, default build/gpu), BUILD_ONLY=1 (stop after the
 #        build: what a machine without a GPU can check), GPU_CHECK_BUDGET (seconds for the whole
 #        run, default 570: each step's limit is cut to what is left, and a step with no time
-#        left is not run and counts as failed, so a run that cannot finish in time says so).
+#        left is not run and counts as failed, so a run that cannot finish in time says so),
+#        GPU_CHECK_PYTHON (the interpreter of the Python step, default python3; it needs NumPy
+#        and pytest), GPU_CHECK_MPI (ON: build libgtstorage_mpi too; default OFF),
+#        GPU_CHECK_COMMIT (the commit the summary names, where the tree has no .git).
+#        A cmocka outside the system paths (a GPU node's image without it): its prefix in
+#        CMAKE_PREFIX_PATH (include/cmocka.h, lib/libcmocka.so); pkg-config is not needed.
 # Exit status: 0 when every step passed, 1 otherwise (the summary says which).
 set -u -o pipefail
 
@@ -58,7 +65,7 @@ step() {
 
 write_summary() {
   {
-    echo "### $(date -u +%Y-%m-%d): tools/gpu-check.sh at $(git -C "$repo" rev-parse --short HEAD 2>/dev/null)"
+    echo "### $(date -u +%Y-%m-%d): tools/gpu-check.sh at ${GPU_CHECK_COMMIT:-$(git -C "$repo" rev-parse --short HEAD 2>/dev/null)}"
     echo
     echo '```'
     cat "$out/machine.txt"
@@ -94,12 +101,22 @@ write_summary() {
 cat "$out/machine.txt"
 
 # ---- 1. Build: RelWithDebInfo, -lineinfo so sanitizer reports name source lines ----------------
+# First what the GPU steps run (the library, the device test programs and the benchmark); the
+# rest of the suite is built by the last step.
 step configure 120 cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
   -DCMAKE_CUDA_FLAGS=-lineinfo -DGTSTORAGE_ENABLE_CUDA=ON -DGTSTORAGE_ENABLE_FORTRAN=OFF \
+  -DGTSTORAGE_ENABLE_MPI="${GPU_CHECK_MPI:-OFF}" \
   -DGTSTORAGE_BUILD_TESTS=ON -DGTSTORAGE_BUILD_BENCH=ON || { write_summary; exit 1; }
-step build 300 cmake --build "$build" -j "$jobs" || { write_summary; exit 1; }
+gpu_targets=(gtstorage test_device_backends test_gpu_checks gtstorage-bench)
+# The sync suite where cmocka was found (the list read whole first: grep -q would end the pipe
+# early, and pipefail would take the writer's SIGPIPE for a missing target).
+build_targets=$(cmake --build "$build" --target help 2>/dev/null || true)
+grep -qw test_sync_state_machine <<<"$build_targets" && gpu_targets+=(test_sync_state_machine)
+step build 300 cmake --build "$build" -j "$jobs" --target "${gpu_targets[@]}" ||
+  { write_summary; exit 1; }
 if [[ ${BUILD_ONLY:-0} == 1 ]]; then
+  step build_all 300 cmake --build "$build" -j "$jobs"
   write_summary
   exit 0
 fi
@@ -109,32 +126,49 @@ export GTSTORAGE_TEST_REQUIRE_GPU=1
 devt=$build/tests/internal/device/test_device_backends
 ssm=$build/tests/sync/test_sync_state_machine
 checks=$build/tests/gpu/test_gpu_checks
-step ctest_gpu 150 ctest --test-dir "$build" -L gpu -V --timeout 140
+# The label exactly: a regex "gpu" would take the simulated runtime's "simgpu" tests too.
+step ctest_gpu 150 ctest --test-dir "$build" -L '^gpu$' -V --timeout 140
 grep -q "running the functional suite" "$out/ctest_gpu.log" ||
   { rows+=("| ctest_gpu | FAILED | | the CUDA functional suite did not run |"); failed+=(functional_suite); }
-# The whole suite with this build (the simulated runtime included), as CI runs it.
-step ctest_all 120 ctest --test-dir "$build" -j 8 -LE gpu --output-on-failure --timeout 110
+[[ -x $ssm ]] || { rows+=("| sync_state_machine | NOT BUILT | | cmocka not found |"); failed+=(sync_suite); }
 
-# ---- 3. compute-sanitizer on the binaries that launch kernels and move memory --------------------
+# ---- 3. The Python binding on the CUDA backend: the whole pytest suite (device tests included;
+#         test_cuda_consumers.py with CuPy and PyTorch as real consumers and producers) ----------
+py=${GPU_CHECK_PYTHON:-python3}
+if "$py" -c "import numpy, pytest" >/dev/null 2>&1; then
+  step python_gpu 240 env GTSTORAGE_DEVICE_BACKEND=cuda PYTHONDONTWRITEBYTECODE=1 \
+    GTSTORAGE_LIBRARY="$build/src/libgtstorage.so.1" PYTHONPATH="$repo/bindings/python" \
+    HYPOTHESIS_STORAGE_DIRECTORY="$build/.hypothesis" \
+    "$py" -m pytest -q -p no:cacheprovider -rs "$repo/tests/python"
+else
+  rows+=("| python_gpu | NOT RUN | | $py has no NumPy or pytest |")
+  failed+=(python_gpu)
+fi
+
+# ---- 4. Device benchmark (512 x 512 x 128 f8 fields) ----------------------------------------------
+step bench 60 "$build/bench/gtstorage-bench" --device --json-only --reps 7 &&
+  cp "$out/bench.log" "$out/bench.json"
+
+# ---- 5. compute-sanitizer on the binaries that launch kernels and move memory --------------------
 cs=$(command -v compute-sanitizer || find "$cuda_home/compute-sanitizer" -maxdepth 1 -name compute-sanitizer -type f 2>/dev/null | head -n 1)
 if [[ -n $cs ]]; then
   csf=(--error-exitcode 99 --print-limit 50)
   export GTSTORAGE_GPU_TRIALS=8  # fewer random layouts: every kernel and path still runs
   step memcheck_backend 90 "$cs" --tool memcheck --leak-check full "${csf[@]}" "$devt"
-  step memcheck_sync 60 "$cs" --tool memcheck "${csf[@]}" "$ssm" cuda
-  step memcheck_checks 120 "$cs" --tool memcheck "${csf[@]}" "$checks"
   step racecheck_backend 90 "$cs" --tool racecheck --racecheck-report all "${csf[@]}" "$devt"
+  step memcheck_sync 60 "$cs" --tool memcheck "${csf[@]}" "$ssm" cuda
   step synccheck_backend 60 "$cs" --tool synccheck "${csf[@]}" "$devt"
   step initcheck_sync 60 "$cs" --tool initcheck "${csf[@]}" "$ssm" cuda
+  step memcheck_checks 120 "$cs" --tool memcheck "${csf[@]}" "$checks"
   unset GTSTORAGE_GPU_TRIALS
 else
   rows+=("| compute-sanitizer | FAILED | | not found under $cuda_home |")
   failed+=(compute-sanitizer)
 fi
 
-# ---- 4. Device benchmark (512 x 512 x 128 f8 fields) ----------------------------------------------
-step bench 60 "$build/bench/gtstorage-bench" --device --json-only --reps 7 &&
-  cp "$out/bench.log" "$out/bench.json"
+# ---- 6. The rest of the suite with this build (the simulated runtime included), as CI runs it ----
+step build_all 240 cmake --build "$build" -j "$jobs" &&
+  step ctest_all 120 ctest --test-dir "$build" -j 8 -LE '^gpu$' --output-on-failure --timeout 110
 
 write_summary
 [[ ${#failed[@]} -eq 0 ]]

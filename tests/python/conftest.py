@@ -2,10 +2,12 @@
 # (GTSTORAGE_TEST_PACKAGE=installed: the package must not come from the source tree); otherwise
 # the package is imported from bindings/python (PYTHONPATH and GTSTORAGE_LIBRARY set by the
 # caller; this file adds the source tree as a fallback).
+import ctypes
 import gc
 import os
 import sys
 
+import numpy as np
 import pytest
 
 _SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "bindings", "python"))
@@ -32,6 +34,27 @@ try:
     hypothesis.settings.load_profile("gtstorage")
 except ImportError:  # pragma: no cover - run.sh installs hypothesis everywhere
     pass
+
+
+def write_device_memory(address, values):
+    """Writes the NumPy array @p values at device address @p address behind the back of the
+    storage that owns it, as an application's kernel would: a plain memmove on the emulated
+    device (its memory is host memory); on a real GPU, whose memory the host cannot address, a
+    copy into a second storage that wraps the address (ordered before any later copy of the
+    owner's: both use the device's default stream)."""
+    values = np.ascontiguousarray(values)
+    if gtstorage.get_device_backend() == "emulated":
+        ctypes.memmove(address, values.ctypes.data, values.nbytes)
+        return
+
+    class Raw:
+        __cuda_array_interface__ = {"version": 3, "shape": values.shape, "strides": None,
+                                    "typestr": values.dtype.str, "data": (address, False),
+                                    "stream": None}
+
+    w = gtstorage.gdp3.as_storage(device_data=Raw())
+    w[...] = values
+    del w
 
 
 def live():

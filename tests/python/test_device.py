@@ -10,7 +10,7 @@ import pytest
 
 import gtstorage
 import gtstorage.gdp3 as gs  # the GDP-3 face: allocators return Storage objects
-from conftest import live
+from conftest import live, write_device_memory
 
 SHAPE = (5, 6, 7)
 # The emulated device (the GPU backend on the simulated CUDA runtime) is host memory: it is never
@@ -128,8 +128,7 @@ def test_interfaces_acquire_their_side():
     # Write on the "device" through the CAI pointer, as a kernel would.
     cai = device_interface(s)
     assert s.sync_state.state == gs.SyncState.SYNC_DEVICE_DIRTY  # the consumer may write
-    dev = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_double * 1).from_address(cai["data"][0]))
-    dev[0] = -1.0  # emulated device memory is host memory
+    write_device_memory(cai["data"][0], np.array([-1.0]))
     a = s.to_numpy()  # host access copies device -> host first
     assert a[0, 0, 0] == -1.0
     assert gs.get_stats()["d2h_count"] == 1

@@ -8,6 +8,7 @@ import pytest
 
 import gtstorage
 import gtstorage.gdp3 as gs
+from conftest import write_device_memory
 
 
 def field(**kw):
@@ -143,8 +144,8 @@ def test_more_ndarray_attributes_honour_the_sync_state():
     m.synchronize()
     dev = m.__gt_data_interface__["gpu"]
 
-    def device_write(value):  # behind the library's back (emulated device: host memory)
-        ctypes.memmove(dev["data"][0], np.full(4, value).ctypes.data, 32)
+    def device_write(value):  # behind the library's back
+        write_device_memory(dev["data"][0], np.full(4, value))
         m.set_device_modified()
 
     device_write(5.0)
@@ -180,10 +181,10 @@ def test_reads_and_writes_honour_the_sync_state():
     m = gs.zeros((4,), device="gpu", managed="gtstorage")
     assert m.managed == "gtstorage"
     m.synchronize()
-    # Write the device buffer behind the library's back (the emulated device's memory is host
-    # memory) and declare it modified: every host read must copy it over first.
+    # Write the device buffer behind the library's back and declare it modified: every host
+    # read must copy it over first.
     dev = m.__gt_data_interface__["gpu"]
-    ctypes.memmove(dev["data"][0], np.full(4, 5.0).ctypes.data, 32)
+    write_device_memory(dev["data"][0], np.full(4, 5.0))
     m.set_device_modified()
     assert m.sum() == 20.0 and (m == 5).all() and np.max(m) == 5
     assert m.sync_state.state == gs.SyncState.SYNC_CLEAN

@@ -251,7 +251,8 @@ def test_cache_is_thread_safe():
     assert not errors
 
 
-@pytest.mark.skipif(not DEVICE_PRESETS, reason="no device preset")
+@pytest.mark.skipif(not DEVICE_PRESETS or gs.get_device_backend() != "emulated",
+                    reason="the emulated device only (a real GPU's memory is CuPy's)")
 def test_device_backend_without_cuda_memory_says_why():
     with pytest.raises(RuntimeError, match="zeros: .*(emulated|CuPy)"):
         gs.zeros((3, 3), backend=DEVICE_PRESETS[0])
