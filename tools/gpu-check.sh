@@ -139,7 +139,7 @@ if "$py" -c "import numpy, pytest" >/dev/null 2>&1; then
   step python_gpu 240 env GTSTORAGE_DEVICE_BACKEND=cuda PYTHONDONTWRITEBYTECODE=1 \
     GTSTORAGE_LIBRARY="$build/src/libgtstorage.so.1" PYTHONPATH="$repo/bindings/python" \
     HYPOTHESIS_STORAGE_DIRECTORY="$build/.hypothesis" \
-    "$py" -m pytest -q -p no:cacheprovider -rs "$repo/tests/python"
+    "$py" -m pytest -q -p no:cacheprovider -rfEs --tb=short "$repo/tests/python"
 else
   rows+=("| python_gpu | NOT RUN | | $py has no NumPy or pytest |")
   failed+=(python_gpu)

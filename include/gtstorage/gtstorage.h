@@ -872,9 +872,14 @@ GTSTORAGE_API int gtstorage_wait_stream(gtstorage_handle handle, uint64_t stream
 /** Current ::gtstorage_sync_state in @p *out_state. */
 GTSTORAGE_API int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state);
 
-/** Stream that descriptors of @p handle report and the functions above use for stream 0. The
- *  storage's device memory is released (and, pooled, reused) only after the work queued on
- *  every stream its handles were given before its last release. */
+/** Stream that descriptors of @p handle report and the functions above use for stream 0 (a
+ *  view made later starts with it). @p stream must be 0, 1 (legacy default), 2 (per-thread
+ *  default) or a live stream of the backend, and stay live while a handle uses it: CUDA offers
+ *  no way to check a handle, and a real runtime may crash on a destroyed one (the emulated
+ *  device refuses it). When a handle leaves a stream (set to another one, or released), the
+ *  library records an event there: the storage's memory is released (and, pooled, reused)
+ *  only after the work queued on each stream until its handles left it, and never touches
+ *  the stream again, so the application may destroy the stream as soon as no handle uses it. */
 GTSTORAGE_API int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream);
 
 /** **Deprecated** (use gtstorage_sync_to(), gtstorage_modify(), gtstorage_need_sync(),
@@ -998,15 +1003,15 @@ GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle,
  *   library, one per device, freed with cudaFreeAsync on the storage's stream), whose release
  *   threshold is the limit, so memory is not returned to the device at every synchronization.
  *   Reuse follows stream order: a block is handed out again only after the work queued before
- *   its last release on the stream it was allocated on and on every stream its handles were
- *   given (gtstorage_set_stream()). Work on other streams that still uses a storage must be
- *   waited for (gtstorage_wait_stream()) before its last release, as with any stream-ordered
- *   allocator. Without pool support (old driver, HIP without pools) device memory is not
- *   pooled.
+ *   its last release on the stream it was allocated on and on every stream its handles used,
+ *   until they left it (gtstorage_set_stream()). Work on other streams that still uses a
+ *   storage must be waited for (gtstorage_wait_stream()) before its last release, as with any
+ *   stream-ordered allocator. Without pool support (old driver, HIP without pools) device
+ *   memory is not pooled.
  * - Pinned host memory is written by the host as soon as a new storage takes a kept block, so
- *   the release of a pinned storage first waits on the host for the streams its handles were
- *   given (gtstorage_set_stream()); work on other streams that reads it must be waited for
- *   before its last release.
+ *   the release of a pinned storage first waits on the host for the work queued on the streams
+ *   its handles used, until they left them (gtstorage_set_stream()); work on other streams
+ *   that reads it must be waited for before its last release.
  * - A per-process limit on the bytes kept (not in use) per memory: by default 1/8 of the
  *   machine's memory for pageable and pinned host memory and 1/4 of each device's memory for a
  *   device; the environment variable `GTSTORAGE_POOL_LIMIT` (bytes, optional K/M/G/T suffix,

@@ -600,7 +600,7 @@ int gtstorage_touch(gtstorage_handle handle, int32_t side) {
 int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream) {
   return guarded([&] {
     gts::storage& st = table().get(handle);
-    st.buffers->note_stream(stream);
+    if (st.stream != stream) st.buffers->leave_stream(st.stream);
     st.stream = stream;
   });
 }

@@ -23,21 +23,18 @@ buffer_set::~buffer_set() {
   // An asynchronous sync may still be moving data into or out of these buffers: let it land
   // before the memory is freed, or handed back to its owner (a wrapped buffer's release callback
   // lets CuPy's pool or NumPy reuse it at once).
-  if (pending_) {
+  if (pending_event_ != 0) {
     try {
-      backend->synchronize(pending_stream_);
+      finish_pending();
     } catch (...) {
-      // The stream is gone (a producer destroyed it) or the device failed: wait for the whole
-      // device instead; if that fails too, nothing is running on it any more.
+      // The device failed: wait for the whole device; if that fails too, nothing runs there.
       try {
         backend->synchronize_device(device.device_id);
       } catch (...) {
       }
     }
-    pending_ = false;
   }
-  order_release_after_streams();
-  wait_streams_before_pinned_release();
+  release_after_marks();
   for (side_buffer* b : {&host, &device}) {
     switch (b->owner) {
       case side_owner::host_block:
@@ -58,22 +55,66 @@ buffer_set::~buffer_set() {
   stats().live_buffers.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void buffer_set::note_stream(uint64_t stream) {
-  if (stream == default_stream) return;
-  const std::lock_guard<std::mutex> lock(mutex_);
-  for (const uint64_t s : streams_) {
-    if (s == stream) return;
+bool buffer_set::orders_release() const {
+  return backend != nullptr &&
+         (device.owner == side_owner::backend ||
+          (host.owner == side_owner::backend && host.kind == device::memory_kind::pinned_host));
+}
+
+uint64_t buffer_set::record_on(uint64_t stream) {
+  const int dev = device.present() ? device.device_id : host.device_id;
+  try {
+    const uint64_t event = backend->create_event(dev);
+    try {
+      backend->record_event(event, stream);
+    } catch (...) {
+      backend->destroy_event(event);
+      throw;
+    }
+    return event;
+  } catch (...) {
+    // No event there (a stream of another device, no event left): the stream is valid now, so
+    // the host waits for it instead.
+    backend->synchronize(stream);
+    return 0;
   }
-  if (streams_.size() < max_noted_streams) {
-    streams_.push_back(stream);
-  } else {
-    many_streams_ = true;
+}
+
+void buffer_set::leave_stream(uint64_t stream) noexcept {
+  if (stream == 0 || stream == default_stream || !orders_release()) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  try {
+    for (stream_mark& m : marks_) {
+      if (m.stream == stream) {
+        // The same stream again: recorded later, the event covers the earlier work too.
+        backend->record_event(m.event, stream);
+        return;
+      }
+    }
+    if (marks_.size() == max_stream_marks) {
+      const stream_mark oldest = marks_.front();
+      marks_.erase(marks_.begin());
+      try {
+        backend->synchronize_event(oldest.event);
+      } catch (...) {
+        backend->destroy_event(oldest.event);
+        throw;
+      }
+      backend->destroy_event(oldest.event);
+    }
+    const uint64_t event = record_on(stream);
+    if (event != 0) marks_.push_back({stream, event});
+  } catch (...) {
+    // A failed device: wait for all of it (the stream may be the failure); if that fails too,
+    // nothing runs there any more.
+    try {
+      backend->synchronize_device(device.present() ? device.device_id : host.device_id);
+    } catch (...) {
+    }
   }
 }
 
 void buffer_set::prepare_reuse() {
-  streams_.clear();
-  many_streams_ = false;
   for (auto* c :
        {&transfers.h2d_count, &transfers.h2d_bytes, &transfers.d2h_count, &transfers.d2h_bytes}) {
     c->store(0, std::memory_order_relaxed);
@@ -82,80 +123,51 @@ void buffer_set::prepare_reuse() {
 
 // Backend-owned device memory goes back to the device's stream-ordered pool (or to the runtime)
 // on default_stream, the stream it was allocated on. Work the application queued on the other
-// streams its handles were given (gtstorage_set_stream) may still use it: the release waits for
-// that work on the device (an event recorded on each such stream, waited for by default_stream),
-// so the block is reused only after it. Where an event cannot be used (a stream of another
-// device, a destroyed stream), the host waits for the stream, else for the whole device.
-// Pinned host memory goes back to the device backend's host-side cache at once, and the next
-// storage that takes the block writes it from the host, where no stream orders the write: an
-// upload the application queued on one of this set's streams (cudaMemcpyAsync from the host
-// side) could read the next owner's data. So the host waits for those streams first, as
-// cudaFreeHost (the unpooled release) waits for the whole device. Device blocks need no such
-// wait: their reuse is ordered on the device (order_release_after_streams).
-void buffer_set::wait_streams_before_pinned_release() noexcept {
-  if (host.owner != side_owner::backend || host.kind != device::memory_kind::pinned_host ||
-      backend == nullptr) {
-    return;
-  }
-  auto wait_device = [this] {
+// streams its handles used may still use it: default_stream waits for the events those handles
+// recorded when they left their streams (leave_stream), so the block is reused only after that
+// work, and nothing blocks. Pinned host memory goes back to the device backend's host-side cache
+// at once, and the next storage that takes the block writes it from the host, where no stream
+// orders the write: an upload the application queued from the host side could read the next
+// owner's data. So the host waits for those events first, as cudaFreeHost (the unpooled
+// release) waits for the whole device.
+void buffer_set::release_after_marks() noexcept {
+  if (marks_.empty()) return;
+  const bool host_waits =
+      host.owner == side_owner::backend && host.kind == device::memory_kind::pinned_host;
+  for (const stream_mark& m : marks_) {
     try {
-      backend->synchronize_device(host.device_id);
+      if (host_waits) {
+        backend->synchronize_event(m.event);
+      } else {
+        backend->wait_event(default_stream, m.event);
+      }
     } catch (...) {
+      try {
+        backend->synchronize_device(device.present() ? device.device_id : host.device_id);
+      } catch (...) {
+      }
     }
-  };
-  if (many_streams_) {
-    wait_device();
-    return;
+    backend->destroy_event(m.event);
   }
-  for (const uint64_t s : streams_) {
-    try {
-      backend->synchronize(s);
-    } catch (...) {
-      wait_device();  // a destroyed stream, or one of another device
-    }
-  }
+  marks_.clear();
 }
 
-void buffer_set::order_release_after_streams() noexcept {
-  if (device.owner != side_owner::backend || backend == nullptr) return;
-  if (many_streams_) {
-    try {
-      backend->synchronize_device(device.device_id);
-    } catch (...) {
-    }
-    return;
+void buffer_set::finish_pending() {
+  const uint64_t event = pending_event_;
+  pending_event_ = 0;
+  try {
+    backend->synchronize_event(event);
+  } catch (...) {
+    backend->destroy_event(event);
+    throw;
   }
-  for (const uint64_t s : streams_) {
-    try {
-      const uint64_t event = backend->create_event(device.device_id);
-      try {
-        backend->record_event(event, s);
-        backend->wait_event(default_stream, event);
-      } catch (...) {
-        backend->destroy_event(event);
-        throw;
-      }
-      backend->destroy_event(event);
-    } catch (...) {
-      try {
-        backend->synchronize(s);
-      } catch (...) {
-        try {
-          backend->synchronize_device(device.device_id);
-        } catch (...) {
-        }
-      }
-    }
-  }
+  backend->destroy_event(event);
 }
 
 void buffer_set::wait_pending() {
   if (!mirrored()) return;  // only mirrored pairs have async transfers (no lock on that path)
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (pending_) {
-    backend->synchronize(pending_stream_);
-    pending_ = false;
-  }
+  if (pending_event_ != 0) finish_pending();
 }
 
 sync_state buffer_set::state() const {
@@ -221,10 +233,7 @@ void buffer_set::sync(sync_op op, bool force, uint64_t stream, bool wait) {
 
   const std::lock_guard<std::mutex> lock(mutex_);
   // A transfer an earlier async sync started must land before this op reads or overwrites it.
-  if (pending_) {
-    backend->synchronize(pending_stream_);
-    pending_ = false;
-  }
+  if (pending_event_ != 0) finish_pending();
   auto move_to = [&](side to) {
     if (get(to).readonly) {
       fail(error_kind::readonly, std::string("op: the ") + (to == side::host ? "host" : "device") +
@@ -235,8 +244,7 @@ void buffer_set::sync(sync_op op, bool force, uint64_t stream, bool wait) {
     if (wait) {
       backend->synchronize(stream);
     } else {
-      pending_ = true;
-      pending_stream_ = stream;
+      pending_event_ = record_on(stream);  // 0: record_on waited for the stream already
     }
     state_ = sync_state::clean;
   };

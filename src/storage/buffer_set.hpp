@@ -97,27 +97,46 @@ class buffer_set {
   void wait_pending();
   /// Applies one sync operation. Thread-safe.
   void sync(sync_op op, bool force, uint64_t stream, bool wait);
-  /// Records that a handle of this set was given @p stream (gtstorage_set_stream): the release
-  /// of backend-owned device memory is ordered after the work queued on it, and that of pinned
-  /// host memory waits for it. Thread-safe.
-  void note_stream(uint64_t stream);
-  /// Forgets what a host-only set kept from its last user (noted streams, transfer counts)
-  /// before storage::create hands it out again.
+  /// A handle of this set stops using @p stream: gtstorage_set_stream moves it to another one,
+  /// or its last reference is released. The work the application queued there so far may
+  /// still use this set's memory, so an event is recorded on @p stream now, while the stream is
+  /// still valid (a stream must stay valid as long as a handle uses it, never longer), and the
+  /// release of backend-owned memory waits for those events: device memory on the device
+  /// (nothing blocks), pinned host memory on the host. The release never touches the streams
+  /// themselves: the application may destroy a stream once no handle uses it. Nothing to do
+  /// for sets without backend-owned memory and for default_stream. Thread-safe; never throws
+  /// (where no event can be recorded, e.g. a stream of another device, the host waits for the
+  /// stream now).
+  void leave_stream(uint64_t stream) noexcept;
+  /// Forgets what a host-only set kept from its last user (transfer counts) before
+  /// storage::create hands it out again.
   void prepare_reuse();
 
  private:
   void copy_side(side to, uint64_t stream);  // requires lock
-  void order_release_after_streams() noexcept;
-  void wait_streams_before_pinned_release() noexcept;
-  /// Streams other than default_stream that handles of this set were given (at most
-  /// max_noted_streams; beyond that, many_streams_ and the release waits for the device).
-  static constexpr std::size_t max_noted_streams = 8;
-  std::vector<uint64_t> streams_;
-  bool many_streams_ = false;
+  /// Whether this set's release must be ordered after the work on the streams it left.
+  [[nodiscard]] bool orders_release() const;
+  /// An event recorded on @p stream now, on this set's device; 0 where none could be recorded,
+  /// after waiting on the host for @p stream instead. Throws only if that wait fails.
+  uint64_t record_on(uint64_t stream);
+  /// Waits on the host for the transfer an async sync left in flight (requires lock).
+  void finish_pending();
+  /// Orders the release of backend-owned memory after the stream marks (see leave_stream).
+  void release_after_marks() noexcept;
+  /// An event recorded on a stream a handle of this set left (see leave_stream); one per
+  /// stream, recorded again when a handle leaves the same stream later.
+  struct stream_mark {
+    uint64_t stream = 0;
+    uint64_t event = 0;
+  };
+  /// At most this many marks; a ninth stream makes the host wait for the oldest mark first.
+  static constexpr std::size_t max_stream_marks = 8;
+  std::vector<stream_mark> marks_;
   mutable std::mutex mutex_;
   sync_state state_ = sync_state::clean;
-  bool pending_ = false;  // an async transfer may still be running on pending_stream_
-  uint64_t pending_stream_ = 0;
+  /// Recorded after the transfer an async sync left in flight, on its stream (0: none). An
+  /// event, not the stream: the caller may destroy its stream before the next sync or release.
+  uint64_t pending_event_ = 0;
 };
 
 }  // namespace gts

@@ -700,6 +700,8 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
 }
 
 void storage::retire(storage* s) noexcept {
+  // The handle stops using its stream (the application may destroy the stream after this).
+  if (s != nullptr && s->stream != 0 && s->buffers != nullptr) s->buffers->leave_stream(s->stream);
 #if GTS_KEEP_STORAGES
   if (s != nullptr && keepable(*s)) {
     spare_list& l = tls_ref(spares);

@@ -724,6 +724,90 @@ void pinned_pool_reuse_waits_for_streams() {
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
 }
 
+// CUDA's rule for streams: a stream may be destroyed once nothing uses it any more, and a real
+// runtime may crash on a stream that was destroyed (the simulated one refuses such a handle and
+// counts it, ctl::counters::dead_handles). A handle that leaves its stream (gtstorage_set_stream
+// to another one) while the application's work on that stream still uses the storage, after
+// which the application destroys the stream and then releases the storage: the release must be
+// ordered after that work (device block: the copy reads the released values, not the next
+// owner's; pinned block: the upload from it does), and the library must never touch the
+// destroyed stream (no dead handle). Also with a view that keeps the stream a little longer.
+void release_after_leaving_a_destroyed_stream() {
+  fresh();
+  constexpr int64_t n = pool_n;
+  constexpr std::size_t bytes = pool_bytes;
+  void* scratch = nullptr;
+  CHECK(sim::cudaMalloc(&scratch, bytes) == sim::cudaSuccess);
+  for (const bool pinned : {false, true}) {
+    for (const bool view_left_later : {false, true}) {
+      const char* what = pinned ? "pinned host block" : "device block";
+      CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
+      GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+      gtstorage_create_options o =
+          pool_options(pinned ? GTSTORAGE_MANAGED_MIRROR : GTSTORAGE_MANAGED_NONE);
+      if (pinned) o.host_memory = GTSTORAGE_HOST_PINNED;
+      const int32_t side = pinned ? GTSTORAGE_SIDE_HOST : GTSTORAGE_SIDE_DEVICE;
+      sim::cudaStream_t sa = nullptr;
+      CHECK(sim::cudaStreamCreateWithFlags(&sa, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+      gtstorage_handle a = 0;
+      GTS_OK(gtstorage_create(&o, &a));
+      GTS_OK(gtstorage_set_stream(a, reinterpret_cast<uint64_t>(sa)));
+      const gtstorage_interface_info ia = describe(a, side);
+      if (pinned) {
+        std::fill(static_cast<double*>(ia.data), static_cast<double*>(ia.data) + n, 1.0);
+      } else {
+        GTS_OK(gtstorage_fill_double(a, 1.0));
+        CHECK(sim::cudaStreamSynchronize(sa) == sim::cudaSuccess);
+      }
+      gtstorage_handle view = 0;
+      if (view_left_later) GTS_OK(gtstorage_domain_view(a, &view));  // inherits stream A
+      // The application's copy from the storage on A, queued, and still queued at the release.
+      CHECK(
+          sim::cudaMemcpyAsync(scratch, ia.data, bytes,
+                               pinned ? sim::cudaMemcpyHostToDevice : sim::cudaMemcpyDeviceToDevice,
+                               sa) == sim::cudaSuccess);
+      const int64_t dead_before = ctl::get_counters().dead_handles;
+      GTS_OK(gtstorage_set_stream(a, 0));  // a leaves A
+      if (view_left_later) {
+        GTS_OK(gtstorage_release(a));
+        GTS_OK(gtstorage_release(view));  // the view leaves A last, at its release
+      }
+      CHECK(sim::cudaStreamDestroy(sa) == sim::cudaSuccess);  // nothing uses A any more
+      CHECK(ctl::pending_operations() > 0);
+      if (!view_left_later) GTS_OK(gtstorage_release(a));
+      CHECK(sim::cudaStreamSynchronize(nullptr) == sim::cudaSuccess);
+
+      gtstorage_handle b = 0;
+      GTS_OK(gtstorage_create(&o, &b));
+      const gtstorage_interface_info ib = describe(b, side);
+      if (pinned) {
+        CHECK_MSG(ib.data == ia.data, "%s: not reused", what);
+        std::fill(static_cast<double*>(ib.data), static_cast<double*>(ib.data) + n, 2.0);
+      } else {
+        GTS_OK(gtstorage_fill_double(b, 2.0));
+      }
+      CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);  // A's copy runs (if not yet)
+      std::vector<double> got(static_cast<std::size_t>(n), -999.0);
+      CHECK(sim::cudaMemcpy(got.data(), scratch, bytes, sim::cudaMemcpyDeviceToHost) ==
+            sim::cudaSuccess);
+      CHECK_MSG(count_not(got, 1.0) == 0,
+                "%s%s: the copy queued on the stream the storage left read %lld values that are "
+                "not the released storage's (first %g)",
+                what, view_left_later ? " (view)" : "", static_cast<long long>(count_not(got, 1.0)),
+                got[0]);
+      CHECK_MSG(ctl::get_counters().dead_handles == dead_before,
+                "%s%s: the library used the destroyed stream %lld time(s)", what,
+                view_left_later ? " (view)" : "",
+                static_cast<long long>(ctl::get_counters().dead_handles - dead_before));
+      CHECK(ctl::take_memcheck_reports().empty());
+      GTS_OK(gtstorage_release(b));
+    }
+  }
+  CHECK(sim::cudaFree(scratch) == sim::cudaSuccess);
+  CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+}
+
 }  // namespace
 
 int main() {
@@ -738,5 +822,6 @@ int main() {
   scalars_empties_and_odd_alignments();
   device_pool_reuse_follows_stream_order();
   pinned_pool_reuse_waits_for_streams();
+  release_after_leaving_a_destroyed_stream();
   return test::report("test_sim_storage");
 }

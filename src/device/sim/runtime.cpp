@@ -229,6 +229,13 @@ cudaError_t ret(cudaError_t e) {
   return e;
 }
 
+// A stream or event handle that names nothing live (never created, or destroyed): refused here,
+// and counted, since a real runtime may crash on one instead (control::counters::dead_handles).
+cudaError_t dead_handle(runtime_state& s) {
+  ++s.counts.dead_handles;
+  return ret(cudaErrorInvalidResourceHandle);
+}
+
 // The per-thread default streams of the calling thread, one per device (created on first use;
 // retired when the thread exits, their queued work still runs).
 struct per_thread_streams {
@@ -615,6 +622,7 @@ stream* resolve(runtime_state& s, cudaStream_t h, cudaError_t& err) {
   }
   auto it = s.streams.find(h);
   if (it == s.streams.end()) {
+    ++s.counts.dead_handles;
     err = cudaErrorInvalidResourceHandle;
     return nullptr;
   }
@@ -1662,7 +1670,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t h) {
   std::lock_guard<std::mutex> lk(s.mu);
   if (const cudaError_t e = init_error(s)) return ret(e);
   auto it = s.streams.find(h);
-  if (it == s.streams.end()) return ret(cudaErrorInvalidResourceHandle);
+  if (it == s.streams.end()) return dead_handle(s);
   // Queued work still runs (CUDA returns at once and completes it later).
   it->second->destroyed = true;
   s.retired.push_back(std::move(it->second));
@@ -1713,7 +1721,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned flags) {
   stream* st = resolve(s, h, err);
   if (st == nullptr) return ret(err);
   auto it = s.events.find(e);
-  if (it == s.events.end()) return ret(cudaErrorInvalidResourceHandle);
+  if (it == s.events.end()) return dead_handle(s);
   if (const cudaError_t de = device_error(s, st->device)) return ret(de);
   // An event never recorded is complete: nothing to wait for. Other devices' events are fine.
   if (it->second->marker) enqueue(s, *st, "cudaStreamWaitEvent", nullptr, it->second->marker);
@@ -1760,7 +1768,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* out, unsigned flags) {
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
   runtime_state& s = state();
   std::lock_guard<std::mutex> lk(s.mu);
-  if (s.events.erase(e) == 0) return ret(cudaErrorInvalidResourceHandle);
+  if (s.events.erase(e) == 0) return dead_handle(s);
   return cudaSuccess;
 }
 
@@ -1769,7 +1777,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t h) {
   std::lock_guard<std::mutex> lk(s.mu);
   if (const cudaError_t err = init_error(s)) return ret(err);
   auto it = s.events.find(e);
-  if (it == s.events.end()) return ret(cudaErrorInvalidResourceHandle);
+  if (it == s.events.end()) return dead_handle(s);
   cudaError_t err = cudaSuccess;
   stream* st = resolve(s, h, err);
   if (st == nullptr) return ret(err);
@@ -1789,7 +1797,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   std::unique_lock<std::mutex> lk(s.mu);
   if (const cudaError_t err = init_error(s)) return ret(err);
   auto it = s.events.find(e);
-  if (it == s.events.end()) return ret(cudaErrorInvalidResourceHandle);
+  if (it == s.events.end()) return dead_handle(s);
   const int d = it->second->device;
   if (const cudaError_t e = device_error(s, d)) return ret(e);
   if (const injected inj = inject(s, control::call_class::synchronize); inj.error != cudaSuccess) {
@@ -1805,7 +1813,7 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
   std::unique_lock<std::mutex> lk(s.mu);
   if (const cudaError_t err = init_error(s)) return ret(err);
   auto it = s.events.find(e);
-  if (it == s.events.end()) return ret(cudaErrorInvalidResourceHandle);
+  if (it == s.events.end()) return dead_handle(s);
   const op_ptr marker = it->second->marker;
   if (!marker || marker->state == op_state::done) return ret(s.devices[it->second->device].sticky);
   ++s.counts.deferred_reads;
@@ -1819,7 +1827,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
   std::lock_guard<std::mutex> lk(s.mu);
   if (const cudaError_t err = init_error(s)) return ret(err);
   auto a = s.events.find(start), b = s.events.find(end);
-  if (a == s.events.end() || b == s.events.end()) return ret(cudaErrorInvalidResourceHandle);
+  if (a == s.events.end() || b == s.events.end()) return dead_handle(s);
   const event &ea = *a->second, &eb = *b->second;
   if (ea.device != eb.device || ((ea.flags | eb.flags) & cudaEventDisableTiming) != 0 ||
       !ea.marker || !eb.marker) {

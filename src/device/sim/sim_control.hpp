@@ -80,6 +80,10 @@ struct counters {
   int64_t memcheck_errors = 0;   ///< Bounds, use-after-free and redzone violations found.
   int64_t deferred_reads = 0;    ///< Queries that found work still pending (host did not wait).
   int64_t pool_allocations = 0;  ///< Successful cudaMallocAsync / cudaMallocFromPoolAsync calls.
+  /// Calls that named a stream or event that is not live (never created, or destroyed): the
+  /// simulated runtime refuses them, a real one may crash. Code that keeps CUDA's rules makes
+  /// none (the library only where a test hands it a dead handle on purpose).
+  int64_t dead_handles = 0;
 };
 counters get_counters();
 /// The grid and block of the kernels launched (queued) since reset_counters(), oldest first
