@@ -158,7 +158,11 @@ if [[ -n $cs ]]; then
   step racecheck_backend 90 "$cs" --tool racecheck --racecheck-report all "${csf[@]}" "$devt"
   step memcheck_sync 60 "$cs" --tool memcheck "${csf[@]}" "$ssm" cuda
   step synccheck_backend 60 "$cs" --tool synccheck "${csf[@]}" "$devt"
-  step initcheck_sync 60 "$cs" --tool initcheck "${csf[@]}" "$ssm" cuda
+  # initcheck on the backend suite, whose buffers are written before they are read: the sync
+  # suite's storages are uninitialized or padded, and a sync copies the whole allocation (one
+  # contiguous copy, by design), so initcheck reports every such copy there (3338 reports on
+  # the 2026-11-28 run, all of that kind; docs/gpu-validation.md).
+  step initcheck_backend 60 "$cs" --tool initcheck "${csf[@]}" "$devt"
   step memcheck_checks 120 "$cs" --tool memcheck "${csf[@]}" "$checks"
   unset GTSTORAGE_GPU_TRIALS
 else

@@ -202,6 +202,13 @@ def test_as_storage_device_data_and_sync_state():
     np.testing.assert_array_equal(host, ref())  # the wrapped host buffer got the device data
     d = gs.as_storage(device_data=FakeDeviceArray(owner))
     assert isinstance(d, gs.GPUStorage)
+    # A device array given as data (CuPy, a CUDA tensor) is the device buffer, not a copy.
+    g = gs.as_storage(FakeDeviceArray(owner))
+    assert isinstance(g, gs.GPUStorage)
+    assert g._cuda_interface_dict()["data"][0] == owner._cuda_interface_dict()["data"][0]
+    with pytest.raises(ValueError, match=r"as_storage: device='cpu' contradicts data, a device"):
+        gs.as_storage(FakeDeviceArray(owner), device="cpu")
+    del g
     del owner, w, d, host
     assert live() == base
     with pytest.raises(ValueError, match="device_data"):

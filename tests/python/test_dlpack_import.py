@@ -303,6 +303,9 @@ def test_refused_tensor_stays_with_the_capsule(case, exc, words):
         wrap(cap)
     message = str(err.value)
     del err  # its traceback refers to the capsule
+    if case.get("device_type") == _capi.DL_CUDA and gtstorage.get_device_backend() == "cuda":
+        # A real CUDA runtime knows the address: the refusal names the host memory instead.
+        words = "is not device, managed or pinned memory"
     assert words in message
     assert message.startswith("test: ")
     assert _capsule_name(cap) == "dltensor_versioned"  # untouched: it still owns the tensor

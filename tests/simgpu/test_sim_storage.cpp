@@ -808,6 +808,31 @@ void release_after_leaving_a_destroyed_stream() {
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
 }
 
+// gtstorage_pool_trim(ALL, 0) right after the last release gives everything back: the runtime
+// releases only blocks whose stream-ordered free it has seen complete (a real GPU left a 32 MiB
+// block reserved this way), so the trim waits for the queued frees first.
+void trim_right_after_a_release_frees_everything() {
+  fresh();
+  CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  gtstorage_pool_stats before = GTSTORAGE_POOL_STATS_INIT;  // earlier tests' storages in use
+  GTS_OK(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_DEVICE, &before));
+  const int64_t blocks_before = ctl::live_allocations().blocks;
+  const gtstorage_create_options o = pool_options(GTSTORAGE_MANAGED_NONE);
+  gtstorage_handle h = 0;
+  GTS_OK(gtstorage_create(&o, &h));
+  GTS_OK(gtstorage_fill_double(h, 1.0));
+  GTS_OK(gtstorage_release(h));  // its free is queued on the device, nothing waited for it
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  gtstorage_pool_stats st = GTSTORAGE_POOL_STATS_INIT;
+  GTS_OK(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_DEVICE, &st));
+  CHECK_MSG(st.in_use_bytes == before.in_use_bytes && st.held_bytes == 0,
+            "after a trim to 0: %lld bytes in use (%lld before the storage), %lld held",
+            static_cast<long long>(st.in_use_bytes), static_cast<long long>(before.in_use_bytes),
+            static_cast<long long>(st.held_bytes));
+  CHECK(ctl::live_allocations().blocks == blocks_before);
+}
+
 }  // namespace
 
 int main() {
@@ -823,5 +848,6 @@ int main() {
   device_pool_reuse_follows_stream_order();
   pinned_pool_reuse_waits_for_streams();
   release_after_leaving_a_destroyed_stream();
+  trim_right_after_a_release_frees_everything();
   return test::report("test_sim_storage");
 }

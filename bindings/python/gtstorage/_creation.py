@@ -661,7 +661,9 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
     ----------
     data : array-like, optional
         Host buffer: a NumPy array, anything with ``__array_interface__`` or the buffer
-        protocol, or any DLPack producer (``__dlpack__``: PyTorch tensors, JAX arrays, …).
+        protocol, or any DLPack producer (``__dlpack__``: PyTorch tensors, JAX arrays, …); a
+        device array (``__cuda_array_interface__`` only: CuPy, CUDA PyTorch tensors) is taken
+        as ``device_data``.
     device_data : object, optional
         Device buffer (``__cuda_array_interface__`` or ``__dlpack__``). With both, the storage is
         a mirrored pair whose initial ``sync_state`` says which side is current.
@@ -711,6 +713,14 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
             layout=layout, managed=managed, device=device,
             preset=_alias("backend", backend, "defaults", defaults),
             aligned_index=aligned_index, alignment_size=alignment_size)
+    if (device_data is None and hasattr(data, "__cuda_array_interface__")
+            and not hasattr(data, "__array_interface__")):
+        # A device array given as data (CuPy, a CUDA PyTorch tensor): its memory is the device
+        # buffer, as from_array() takes it.
+        if device in (None, "cpu"):
+            raise ValueError(f"as_storage: device={device!r} contradicts data, a device array "
+                             "(pass device='gpu' or leave device out)")
+        data, device_data = None, data
     if device_data is None and _is_dlpack_only(data):
         return _as_storage_dlpack(data, dims=_alias("dimensions", dimensions, "dims", dims),
                                   halo=halo, readonly=readonly, shape=shape, dtype=dtype,

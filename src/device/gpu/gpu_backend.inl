@@ -496,6 +496,10 @@ class gpu_backend final : public backend {
         std::lock_guard<std::mutex> lock(d.mu);
         if (d.storage_pool == nullptr) continue;
         device_guard g(dev);
+        // The runtime releases only blocks whose stream-ordered free it has seen complete on
+        // the host: a storage released just before (its cudaFreeAsync still queued, or run but
+        // not yet observed) would stay reserved. A trim is rare and explicit: wait first.
+        (void)gpuDeviceSynchronize();
         uint64_t before = 0, after = 0;
         (void)gpuMemPoolGetAttribute(d.storage_pool, gpuMemPoolAttrReservedMemCurrent, &before);
         (void)gpuMemPoolTrimTo(d.storage_pool, static_cast<std::size_t>(keep_bytes));
@@ -527,6 +531,7 @@ class gpu_backend final : public backend {
         device_guard g(dev);
         uint64_t keep = static_cast<uint64_t>(limit_bytes);
         (void)gpuMemPoolSetAttribute(d.storage_pool, gpuMemPoolAttrReleaseThreshold, &keep);
+        (void)gpuDeviceSynchronize();  // as in pool_trim: queued frees become releasable
         (void)gpuMemPoolTrimTo(d.storage_pool, static_cast<std::size_t>(limit_bytes));
         (void)gpuGetLastError();
       }
