@@ -86,7 +86,10 @@ void buffer_set::leave_stream(uint64_t stream) noexcept {
   try {
     for (stream_mark& m : marks_) {
       if (m.stream == stream) {
-        // The same stream again: recorded later, the event covers the earlier work too.
+        // The same stream again: recorded later, the event covers the earlier work too. The
+        // stream first waits for the earlier record (a no-op on the same stream), so a new
+        // stream that got a destroyed one's address cannot cut short the wait for its work.
+        backend->wait_event(stream, m.event);
         backend->record_event(m.event, stream);
         return;
       }

@@ -808,6 +808,40 @@ void release_after_leaving_a_destroyed_stream() {
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
 }
 
+// A handle moved over more streams than the buffer keeps marks for (eight): the oldest mark is
+// waited for on the host, every stream is destroyed as soon as the handle left it, and the
+// release still uses no dead handle and frees everything.
+void many_streams_left_and_destroyed() {
+  fresh();
+  const gtstorage_create_options o = pool_options(GTSTORAGE_MANAGED_NONE);
+  gtstorage_handle h = 0;
+  GTS_OK(gtstorage_create(&o, &h));
+  const int64_t dead_before = ctl::get_counters().dead_handles;
+  for (int i = 0; i < 11; ++i) {
+    sim::cudaStream_t st = nullptr;
+    CHECK(sim::cudaStreamCreateWithFlags(&st, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+    GTS_OK(gtstorage_set_stream(h, reinterpret_cast<uint64_t>(st)));
+    GTS_OK(gtstorage_fill_double(h, static_cast<double>(i)));  // queued on that stream
+    GTS_OK(gtstorage_set_stream(h, 0));
+    CHECK(sim::cudaStreamDestroy(st) == sim::cudaSuccess);
+  }
+  std::vector<double> v(static_cast<std::size_t>(pool_n), -1.0);
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  a.ndim = 3;
+  a.data = v.data();
+  a.shape = pool_shape;
+  CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
+  GTS_OK(gtstorage_copy_to_array(&a, h));
+  CHECK(count_not(v, 10.0) == 0);
+  GTS_OK(gtstorage_release(h));
+  CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
+  CHECK_MSG(ctl::get_counters().dead_handles == dead_before,
+            "the library used a destroyed stream %lld time(s)",
+            static_cast<long long>(ctl::get_counters().dead_handles - dead_before));
+  CHECK(ctl::take_memcheck_reports().empty());
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+}
+
 // gtstorage_pool_trim(ALL, 0) right after the last release gives everything back: the runtime
 // releases only blocks whose stream-ordered free it has seen complete (a real GPU left a 32 MiB
 // block reserved this way), so the trim waits for the queued frees first.
@@ -848,6 +882,7 @@ int main() {
   device_pool_reuse_follows_stream_order();
   pinned_pool_reuse_waits_for_streams();
   release_after_leaving_a_destroyed_stream();
+  many_streams_left_and_destroyed();
   trim_right_after_a_release_frees_everything();
   return test::report("test_sim_storage");
 }
