@@ -542,6 +542,14 @@ void scalars_empties_and_odd_alignments() {
 // ------------------------------------------------------------------------------------------------
 // Issue 10: the device pool's reuse follows stream order, seen through storages
 
+// The @p n doubles at device address @p p (waits for the legacy stream, as cudaMemcpy does).
+std::vector<double> download(const void* p, int64_t n) {
+  std::vector<double> v(static_cast<std::size_t>(n), -999.0);
+  CHECK(sim::cudaMemcpy(v.data(), p, v.size() * sizeof(double), sim::cudaMemcpyDeviceToHost) ==
+        sim::cudaSuccess);
+  return v;
+}
+
 // The pool tests' field: 1 MiB of f8 (gt:gpu pads nothing, 64 = 2 x 32), uninitialized.
 const int64_t pool_shape[3] = {64, 64, 32};
 constexpr int64_t pool_n = 64 * 64 * 32;
@@ -614,9 +622,7 @@ void device_pool_reuse_follows_stream_order() {
     GTS_OK(gtstorage_fill_double(b, 2.0));
     CHECK(sim::cudaStreamSynchronize(sb) == sim::cudaSuccess);  // B's write lands first,
     CHECK(sim::cudaStreamSynchronize(sa) == sim::cudaSuccess);  // then A's copy runs
-    std::vector<double> got(static_cast<std::size_t>(n), -999.0);
-    CHECK(sim::cudaMemcpy(got.data(), scratch, bytes, sim::cudaMemcpyDeviceToHost) ==
-          sim::cudaSuccess);
+    const std::vector<double> got = download(scratch, n);
     CHECK_MSG(count_not(got, 1.0) == 0,
               "%s streams: the copy queued on A before the release read %lld values that are not "
               "the released storage's (first %g): its block was reused out of stream order",
@@ -706,9 +712,7 @@ void pinned_pool_reuse_waits_for_streams() {
       auto* host_b = static_cast<double*>(ib.data);
       std::fill(host_b, host_b + n, 2.0);  // the new owner writes its host side
       CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);  // the upload runs (if not yet)
-      std::vector<double> got(static_cast<std::size_t>(n), -999.0);
-      CHECK(sim::cudaMemcpy(got.data(), scratch, bytes, sim::cudaMemcpyDeviceToHost) ==
-            sim::cudaSuccess);
+      const std::vector<double> got = download(scratch, n);
       CHECK_MSG(count_not(got, 1.0) == 0,
                 "%s streams%s: the upload queued before the release read %lld values that are "
                 "not the released storage's (first %g): its pinned block was reused before it ran",
@@ -787,9 +791,7 @@ void release_after_leaving_a_destroyed_stream() {
         GTS_OK(gtstorage_fill_double(b, 2.0));
       }
       CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);  // A's copy runs (if not yet)
-      std::vector<double> got(static_cast<std::size_t>(n), -999.0);
-      CHECK(sim::cudaMemcpy(got.data(), scratch, bytes, sim::cudaMemcpyDeviceToHost) ==
-            sim::cudaSuccess);
+      const std::vector<double> got = download(scratch, n);
       CHECK_MSG(count_not(got, 1.0) == 0,
                 "%s%s: the copy queued on the stream the storage left read %lld values that are "
                 "not the released storage's (first %g)",
