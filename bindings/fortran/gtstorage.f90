@@ -155,7 +155,8 @@ module gtstorage
             gtstorage_last_error, gtstorage_last_status, gtstorage_set_error_mode, &
             gtstorage_error_mode, gtstorage_status_name, gtstorage_version, &
             gtstorage_version_string, gtstorage_preset_names, gtstorage_device_count, &
-            gtstorage_set_device_backend, gtstorage_c_string, gtstorage_finish_call, &
+            gtstorage_set_device_backend, gtstorage_set_device, gtstorage_get_device, &
+            gtstorage_c_string, gtstorage_finish_call, &
             gtstorage_fail_call
 
   !> Fills every element of a storage with a value converted to its dtype.
@@ -1070,6 +1071,28 @@ contains
     call finish(gtstorage_set_device_backend_c(to_c(name)), status, &
                 "gtstorage_set_device_backend")
   end subroutine gtstorage_set_device_backend
+
+  !> Makes device_id the calling thread's current device (cudaSetDevice). Device ordinals are
+  !> CUDA's, from 0 (they are not array indices): an MPI rank calls it with its local rank before
+  !> creating its fields, which then land on that GPU.
+  subroutine gtstorage_set_device(device_id, status)
+    integer, intent(in) :: device_id
+    integer, intent(out), optional :: status
+    call gtstorage_fortran_clear_error()
+    call finish(gtstorage_set_device_c(int(device_id, c_int32_t)), status, "gtstorage_set_device")
+  end subroutine gtstorage_set_device
+
+  !> The calling thread's current device (cudaGetDevice; 0 in a thread that set none). Without a
+  !> device the status says why and device_id is -1.
+  subroutine gtstorage_get_device(device_id, status)
+    integer, intent(out) :: device_id
+    integer, intent(out), optional :: status
+    integer(c_int32_t) :: cid
+    call gtstorage_fortran_clear_error()
+    cid = -1
+    call finish(gtstorage_get_device_c(cid), status, "gtstorage_get_device")
+    device_id = int(cid)
+  end subroutine gtstorage_get_device
 
   ! The generated specifics of gtstorage_get_pointer, gtstorage_wrap, gtstorage_copy_*_array:
   ! one per element type, each assumed-rank (ranks 0 to 15).

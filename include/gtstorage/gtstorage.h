@@ -932,6 +932,15 @@ GTSTORAGE_API int gtstorage_get_device_backend(char* buf, size_t size);
  */
 GTSTORAGE_API int gtstorage_set_device(int32_t device_id);
 
+/**
+ * The calling thread's current device of the active backend in @p *out_device_id
+ * (cudaGetDevice / hipGetDevice): where storages this thread creates with device_id -1 go, set by
+ * gtstorage_set_device() or the application's own cudaSetDevice(); 0 in a thread that set none.
+ * Without a device it fails as gtstorage_set_device() does (the status and message say why) and
+ * leaves @p *out_device_id unchanged. Since 1.1.
+ */
+GTSTORAGE_API int gtstorage_get_device(int32_t* out_device_id);
+
 /** @} */
 
 /* ============================================================================================== */

@@ -653,6 +653,15 @@ int gtstorage_set_device(int32_t device_id) {
   });
 }
 
+int gtstorage_get_device(int32_t* out_device_id) {
+  return guarded([&] {
+    check_out(out_device_id, "out_device_id");
+    gts::device::backend& be = gts::device::active();
+    if (be.device_count() == 0) gts::fail(be.no_device_kind(), be.no_device_reason());
+    *out_device_id = static_cast<int32_t>(be.current_device());
+  });
+}
+
 int gtstorage_get_stats(gtstorage_stats* out) {
   return guarded([&] {
     check_struct(out, "out");

@@ -15,7 +15,7 @@ program test_device
   real(c_double), pointer :: h(:,:,:), d(:,:,:)
   type(gtstorage_transfer_stats) :: ts
   integer(c_int64_t), allocatable :: strides(:)
-  integer :: st, state, n
+  integer :: st, state, n, dev
   logical :: need
   integer(c_int64_t) :: live0
 
@@ -25,6 +25,19 @@ program test_device
   if (st /= GTSTORAGE_OK) call report("test_device")
   call gtstorage_device_count(n, st)
   call check(st == GTSTORAGE_OK .and. n >= 1, "emulated device count")
+  call gtstorage_get_device(dev, st)
+  call check(st == GTSTORAGE_OK .and. dev == 0, "current device 0 at start")
+  if (n >= 2) then
+    call gtstorage_set_device(1, st)
+    call gtstorage_get_device(dev, st)
+    call check(st == GTSTORAGE_OK .and. dev == 1, "current device 1 after set_device(1)")
+    call gtstorage_set_device(0, st)
+  end if
+  call gtstorage_set_device(n, st)
+  call check_status(st, GTSTORAGE_ERROR_INVALID_ARGUMENT, "set_device(count) refused")
+  call check(index(gtstorage_last_error(), "device_id") > 0, "message names device_id")
+  call gtstorage_get_device(dev, st)
+  call check(st == GTSTORAGE_OK .and. dev == 0, "a refused set_device changes nothing")
 
   call gtstorage_create(s, [7, 5, 4], preset="gt:gpu", halo=[1, 1, 0], &
                         managed=GTSTORAGE_MANAGED_MIRROR, status=st)

@@ -71,3 +71,27 @@ def no_leak():
     yield
     after = live()
     assert after == before, f"live (handles, buffers, host bytes, device bytes) {before} -> {after}"
+
+
+_START_BACKEND = gtstorage.get_device_backend()
+
+
+def _main_thread_device():
+    try:
+        return gtstorage.get_device() if gtstorage.device_count() > 0 else None
+    except gtstorage.GTStorageError:
+        return None
+
+
+@pytest.fixture(autouse=True)
+def _process_state_kept():
+    """Fails the test that leaves another device backend active, or this thread on another
+    device, than the session started with: later tests make their storages on device 0 of the
+    same backend, and a leak would fail them instead (far from its cause, and only when a
+    property test happens to draw the value that changes the state)."""
+    yield
+    backend = gtstorage.get_device_backend()
+    assert backend == _START_BACKEND, \
+        f"the test left device backend {backend!r} active (the session began on {_START_BACKEND!r})"
+    device = _main_thread_device()
+    assert device in (None, 0), f"the test left this thread on device {device} (0 expected)"

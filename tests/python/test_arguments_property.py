@@ -105,11 +105,28 @@ def test_gdp3_keywords(shape, halo, alignment_size, device_id):
 
 @given(value=objects)
 def test_library_functions(value):
-    for fn in (gtstorage.set_device, gtstorage.set_device_backend, gtstorage.Storage.from_handle):
-        result, exc = _call(fn, value)
-        if exc is None and fn is gtstorage.Storage.from_handle:
-            # Only a live handle can succeed, and then it is that storage.
-            assert result.handle == int(value)
+    # set_device and set_device_backend change the process (this thread's device, the backend):
+    # a value they accept is a real device or backend, and the state is put back so that later
+    # tests still make their storages on device 0 of the same backend.
+    backend = gtstorage.get_device_backend()
+    try:
+        for fn in (gtstorage.set_device, gtstorage.set_device_backend,
+                   gtstorage.Storage.from_handle):
+            result, exc = _call(fn, value)
+            if exc is not None:
+                continue
+            if fn is gtstorage.Storage.from_handle:
+                # Only a live handle can succeed, and then it is that storage.
+                assert result.handle == int(value)
+            elif fn is gtstorage.set_device:
+                assert 0 <= int(value) < gtstorage.device_count()
+            else:
+                assert value in ("auto", "cuda", "hip", "emulated", "none")
+    finally:
+        if gtstorage.get_device_backend() != backend:
+            gtstorage.set_device_backend(backend)
+        if gtstorage.device_count() > 0:
+            gtstorage.set_device(0)
     s = gdp3.zeros((3, 2))
     for args in ((value,), (value, value)):
         result, exc = _call(s.transpose, *args)
@@ -494,7 +511,7 @@ def test_pool_functions_fuzzed(memory, value):
 
 @given(value=objects)
 def test_functions_without_arguments_fuzzed(value):
-    for name in ("get_stats", "reset_transfer_stats", "presets", "device_count",
+    for name in ("get_stats", "reset_transfer_stats", "presets", "device_count", "get_device",
                  "get_device_backend"):
         fn = getattr(gtstorage, name)
         result, exc = _attempt(name, fn, value)
@@ -517,7 +534,8 @@ def _public_functions():
 COVERED = {"empty", "zeros", "ones", "full", "from_array", "empty_like", "zeros_like",
            "ones_like", "full_like", "storage", "plan", "as_storage", "asstorage", "pool_stats",
            "pool_trim", "pool_set_limit", "get_stats", "reset_transfer_stats", "presets",
-           "device_count", "get_device_backend", "set_device", "set_device_backend"}
+           "device_count", "get_device", "get_device_backend", "set_device",
+           "set_device_backend"}
 
 
 def test_every_public_function_is_fuzzed():

@@ -427,16 +427,34 @@ def test_set_device_is_per_thread():
     seen = {}
 
     def rank(dev):
+        fresh = gs.get_device()  # a new thread starts on device 0
         gs.set_device(dev)
-        seen[dev] = gs.zeros((2, 2), backend="gt:gpu").__dlpack_device__()[1]
+        made_on = gs.zeros((2, 2), backend="gt:gpu").__dlpack_device__()[1]
+        seen[dev] = (fresh, gs.get_device(), made_on)
 
     threads = [threading.Thread(target=rank, args=(d,)) for d in (1, 0)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert seen == {0: 0, 1: 1}
-    assert gs.zeros((2, 2), backend="gt:gpu").__dlpack_device__()[1] == 0  # this thread: 0
+    assert seen == {0: (0, 0, 0), 1: (0, 1, 1)}
+    assert gs.get_device() == 0  # this thread: 0
+    assert gs.zeros((2, 2), backend="gt:gpu").__dlpack_device__()[1] == 0
+
+
+def test_get_device_without_a_device():
+    # The "none" backend (what "auto" picks without a GPU): no current device to report, an error
+    # saying why (the same as set_device's), never a made-up 0.
+    backend = gs.get_device_backend()
+    gc.collect()  # the backend changes only while no device storage is alive
+    gs.set_device_backend("none")
+    try:
+        for fn, args in ((gs.get_device, ()), (gs.set_device, (0,))):
+            with pytest.raises(gs.GTStorageError, match=fn.__name__) as err:
+                fn(*args)
+            assert isinstance(err.value, (gs.GTDeviceError, gs.GTUnsupportedError))
+    finally:
+        gs.set_device_backend(backend)
 
 
 @pytest.mark.skipif(not EMULATED, reason="the emulated device only")
@@ -454,9 +472,13 @@ def test_old_driver_is_its_own_error():
         "    gs.device_count()\n"
         "except gs.GTDriverTooOldError as e:\n"
         "    print('count:', e)\n"
+        "try:\n"
+        "    gs.get_device()\n"
+        "except gs.GTDriverTooOldError as e:\n"
+        "    print('current:', e)\n"
         "print('host ok', float(gs.ones((2, 2)).to_numpy().sum()))\n")
     env = dict(os.environ, GTSTORAGE_SIM_DRIVER_VERSION="12040", GTSTORAGE_DEVICE_BACKEND="emulated")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout
-    assert "create:" in out and "count:" in out and "host ok 4.0" in out
+    assert "create:" in out and "count:" in out and "current:" in out and "host ok 4.0" in out
     assert "the driver supports CUDA 12.4" in out and "built with CUDA 13.0" in out

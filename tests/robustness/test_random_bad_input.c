@@ -1377,7 +1377,18 @@ static void op_devices(void) {
   } else if (which == 2) {
     const int32_t id = chance(80) ? (int32_t)below(4) - 1 : wild_i32();
     describe("gtstorage_set_device(%d)", id);
-    checked(gtstorage_set_device(id));
+    const int set_rc = checked(gtstorage_set_device(id));
+    int32_t current;
+    PRESET_OUT(current);
+    const int null_out = chance(5);
+    describe("gtstorage_get_device(%s)", null_out ? "NULL" : "&current");
+    const int rc = checked(gtstorage_get_device(null_out ? NULL : &current));
+    CHECK_UNTOUCHED_ON_FAIL(rc, current);
+    if (set_rc == GTSTORAGE_OK && rc != GTSTORAGE_OK && !null_out)
+      BUG("no current device after set");
+    if (set_rc == GTSTORAGE_OK && rc == GTSTORAGE_OK && current != id) {
+      BUG("current device %d after gtstorage_set_device(%d)", current, id);
+    }
   } else if (which == 3 && chance(20)) {
     static const char* const names[] = {"emulated", "cuda", "hip", "auto", "none",
                                         "EMULATED", "",     "gpu", NULL,   "emulated "};

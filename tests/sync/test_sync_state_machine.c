@@ -465,6 +465,12 @@ static void errors(void** state) {
   assert_int_equal(gtstorage_create(&o, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT);
   assert_non_null(strstr(gtstorage_last_error(), "device_id"));
   assert_int_equal(gtstorage_set_device(99), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(gtstorage_last_error(), "device_id"));
+  assert_int_equal(gtstorage_get_device(NULL), GTSTORAGE_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(gtstorage_last_error(), "out_device_id"));
+  int32_t current = -7;
+  OK(gtstorage_get_device(&current));
+  assert_int_equal(current, 0); /* the refused set_device(99) changed nothing */
   int32_t devices = 0;
   OK(gtstorage_device_count(&devices));
   o.device_id = devices; /* one past the last device */
@@ -477,6 +483,19 @@ static void errors(void** state) {
   OK(gtstorage_interface(h, GTSTORAGE_SIDE_DEVICE, &info));
   assert_int_equal(info.device_id, 1);
   OK(gtstorage_release(h));
+  /* The current device is what device_id -1 means: after set_device(1), get_device says 1 and a
+   * storage made without a device goes there. */
+  OK(gtstorage_set_device(1));
+  OK(gtstorage_get_device(&current));
+  assert_int_equal(current, 1);
+  o.device_id = -1;
+  OK(gtstorage_create(&o, &h));
+  OK(gtstorage_interface(h, GTSTORAGE_SIDE_DEVICE, &info));
+  assert_int_equal(info.device_id, 1);
+  OK(gtstorage_release(h));
+  OK(gtstorage_set_device(0));
+  OK(gtstorage_get_device(&current));
+  assert_int_equal(current, 0);
 }
 
 /* Without a driver the real backends report no device, never crash. */
@@ -498,6 +517,10 @@ static void no_driver(void** state) {
     }
     if (n == 0) {
       const int want = count_rc == GTSTORAGE_OK ? GTSTORAGE_ERROR_NO_DEVICE : count_rc;
+      int32_t current = -7;
+      assert_int_equal(gtstorage_get_device(&current), want);
+      assert_int_equal(current, -7);
+      assert_non_null(strstr(gtstorage_last_error(), "cuda"));
       gtstorage_handle h = 0;
       gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
       o.ndim = 3;

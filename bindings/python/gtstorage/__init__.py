@@ -74,10 +74,10 @@ __all__ = [
     "GTMemoryError", "GTNoSuchBufferError", "GTStorageError", "GTSyncConflictError",
     "GTUnknownPresetError", "GTUnsupportedError", "GTValueError", "SoftwareManagedGPUStorage",
     "Storage", "SyncState", "as_storage", "asstorage", "device_count", "empty", "empty_like",
-    "from_array", "full", "full_like", "gdp3", "get_device_backend", "get_stats", "library_path",
-    "library_version", "ones", "ones_like", "plan", "pool_set_limit", "pool_stats", "pool_trim",
-    "presets", "reset_transfer_stats",
-    "set_device", "set_device_backend", "storage", "zeros", "zeros_like",
+    "from_array", "full", "full_like", "gdp3", "get_device", "get_device_backend", "get_stats",
+    "library_path", "library_version", "ones", "ones_like", "plan", "pool_set_limit", "pool_stats",
+    "pool_trim", "presets", "reset_transfer_stats", "set_device", "set_device_backend", "storage",
+    "zeros", "zeros_like",
 ]
 
 
@@ -280,6 +280,28 @@ def set_device(device_id: int) -> None:
 
     _check(_lib.gtstorage_set_device(int_scalar("set_device: device_id", device_id, INT32_MIN,
                                                 INT32_MAX)), "set_device")
+
+
+def get_device() -> int:
+    """The calling thread's current device (``cudaGetDevice``).
+
+    Storages this thread creates without an explicit device go there.
+
+    Returns
+    -------
+    int
+        The ordinal set by :func:`set_device` (or the application's own ``cudaSetDevice``) in this
+        thread; 0 in a thread that set none.
+
+    Raises
+    ------
+    GTStorageError
+        The active backend has no device (GTUnsupportedError, or GTDriverTooOldError where an old
+        driver holds a GPU back).
+    """
+    out = ctypes.c_int32()
+    _check(_lib.gtstorage_get_device(ctypes.byref(out)), "get_device")
+    return int(out.value)
 
 
 # Public classes report the package as their module (readable tracebacks and reprs).

@@ -551,6 +551,7 @@ PROTOTYPES = {
     "gtstorage_device_count": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32)]),
     "gtstorage_get_device_backend": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t]),
     "gtstorage_set_device": (ctypes.c_int, [ctypes.c_int32]),
+    "gtstorage_get_device": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32)]),
     "gtstorage_get_stats": (ctypes.c_int, [ctypes.POINTER(Stats)]),
     "gtstorage_get_transfer_stats": (ctypes.c_int, [handle_t, ctypes.POINTER(TransferStats)]),
     "gtstorage_pool_get_stats": (ctypes.c_int, [ctypes.c_int32, ctypes.POINTER(PoolStats)]),
