@@ -530,6 +530,55 @@ def test_as_storage_wraps_any_dlpack_producer_without_a_copy():
         gtstorage.as_storage(t, shape=(4, 3))
 
 
+@needs_torch
+def test_torch_tensor_that_requires_grad_is_refused_naming_the_argument():
+    # PyTorch exports a tensor that requires grad through no protocol (RuntimeError from
+    # __array__, __dlpack__ and the CAI alike): every entry point refuses it with a TypeError that
+    # names itself and the argument, allocates nothing, and leaves the tensor as it was.
+    import gtstorage.gdp3 as gs
+
+    t = torch.ones((2, 3), dtype=torch.float64, requires_grad=True)
+    s = gs.zeros((2, 3))
+    calls = {
+        "as_storage: data": lambda: gs.as_storage(t),
+        "as_storage: device_data": lambda: gs.as_storage(device_data=t),
+        "from_array: data": lambda: gs.from_array(t),
+        "zeros_like: data": lambda: gs.zeros_like(t),
+        "full: fill_value": lambda: gs.full((2,), t[0, 0]),
+        "__setitem__: value": lambda: s.__setitem__(Ellipsis, t),
+        "fill: value": lambda: s.fill(t[0, 0]),
+        # the GT4Py face
+        "gtstorage.from_array: data": lambda: gtstorage.from_array(t, backend="gt:cpu_ifirst"),
+        "gtstorage.zeros_like: data": lambda: gtstorage.zeros_like(t),
+        "gtstorage.full: fill_value": lambda: gtstorage.full((2,), t[0, 0]),
+    }
+    before = gtstorage.get_stats()["live_handles"]
+    for where, call in calls.items():
+        argument = where.rpartition(" ")[2]
+        with pytest.raises(TypeError) as info:
+            call()
+        message = str(info.value)
+        assert message.startswith(where.replace("gtstorage.", "")), message
+        assert "requires grad" in message and f"{argument}.detach()" in message, message
+    assert gtstorage.get_stats()["live_handles"] == before
+    assert t.requires_grad and float(t.sum()) == 6.0
+    # Detached, the same memory is shared as usual.
+    w = gs.as_storage(t.detach())
+    assert w.__array_interface__["data"][0] == t.data_ptr()
+
+
+@needs_torch
+def test_gt4py_like_functions_take_torch_tensors():
+    # torch.float32 is no dtype NumPy knows by name: the *_like functions read it through the
+    # tensor's memory (a view, no copy) instead of raising.
+    t = torch.ones((3, 4), dtype=torch.float32)
+    for fn in (gtstorage.zeros_like, gtstorage.ones_like, gtstorage.empty_like):
+        a = fn(t)
+        assert isinstance(a, np.ndarray) and a.shape == (3, 4) and a.dtype == np.float32
+    a = gtstorage.full_like(t, 2.5, backend="gt:cpu_kfirst")
+    assert a.dtype == np.float32 and float(a.sum()) == 30.0
+
+
 class _OnlyDLPack:
     """A producer that offers DLPack and nothing else (no array interface, no buffer protocol),
     as a torch or JAX tensor does, made from a NumPy array so that it runs everywhere."""

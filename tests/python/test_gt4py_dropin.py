@@ -310,7 +310,21 @@ def test_device_backend_without_cupy_says_so(monkeypatch):
             call()
         assert str(info.value) == (
             f"{name}: this backend allocates device memory and returns a cupy.ndarray, but CuPy "
-            "is not installed (pip install cupy-cuda12x or cupy-rocm-*)"), str(info.value)
+            "is not installed (pip install cupy-cuda13x, or cupy-cuda12x for a CUDA 12 build)"), \
+            str(info.value)
+    # HIP's memory (ROCm's DLPack type): the ROCm wheels.
+    real_info = _storage._info
+
+    def rocm_info(handle, side):
+        info = real_info(handle, side)
+        if side == gtstorage._capi.SIDE_DEVICE:
+            info.device_type = gtstorage._capi.DL_ROCM
+        return info
+
+    monkeypatch.setattr(_storage, "_info", rocm_info)
+    with pytest.raises(RuntimeError, match=r"ones: .*CuPy is not installed \(pip install the "
+                                           r"cupy-rocm-\* wheel of your ROCm\)$"):
+        gs.ones((2, 2), backend=backend)
     assert live() == before  # nothing kept
 
 

@@ -85,6 +85,19 @@ def dtype(value, name: str = "dtype") -> np.dtype:
                         f"{exc})") from None
 
 
+def array_source(name: str, value):
+    """@p value, refused with a TypeError naming @p name (``"data"``, or ``"fill: value"`` in a
+    method) if it is a PyTorch tensor that requires grad: PyTorch exports such a tensor through
+    no array protocol (``__array__``, DLPack and the CUDA Array Interface all raise RuntimeError),
+    and detaching it from autograd is the caller's decision."""
+    if type(value).__module__.startswith("torch") and getattr(value, "requires_grad", False) is True:
+        argument = name.rpartition(": ")[2]
+        raise TypeError(f"{name} is a torch.Tensor that requires grad, which PyTorch shares "
+                        f"through no array protocol; pass {argument}.detach() (the same memory, "
+                        "outside autograd)")
+    return value
+
+
 def c_string(name: str, value: str, encoding: str = "ascii") -> bytes:
     """@p value encoded for a C string argument: ValueError naming @p name when it cannot be
     encoded or holds a NUL (ctypes would silently cut the string there)."""

@@ -396,6 +396,7 @@ full.__doc__ = _doc("""Storage filled with ``fill_value`` (GDP-3 ``full``).""").
 
 
 def _scalar(value, dtype: np.dtype) -> np.ndarray:
+    _args.array_source("fill_value", value)
     if isinstance(value, Storage):
         value = value.__array__()
     arr = np.asarray(value)
@@ -406,6 +407,7 @@ def _scalar(value, dtype: np.dtype) -> np.ndarray:
 
 def _source_array(data):
     """(host ndarray or None, device storage or None) for a copy source."""
+    _args.array_source("data", data)
     if isinstance(data, Storage):
         return None, data
     if hasattr(data, "__cuda_array_interface__") and not hasattr(data, "__array_interface__"):
@@ -508,6 +510,7 @@ def _like_kwargs(data, dtype, kwargs: Dict[str, Any]):
         if "pinned" not in kw and p.get("pinned"):
             kw["pinned"] = True
     else:
+        _args.array_source("data", data)
         arr = np.asarray(data) if not hasattr(data, "__cuda_array_interface__") else None
         if arr is None:
             cai = data.__cuda_array_interface__
@@ -704,6 +707,8 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
     """
     if data is None and device_data is None:
         raise TypeError("as_storage needs data, device_data or both")
+    _args.array_source("data", data)
+    _args.array_source("device_data", device_data)
     if readonly is not None and not isinstance(readonly, (bool, np.bool_)):
         raise TypeError(f"readonly must be None, True or False, got {readonly!r}")
     if isinstance(data, Storage) and device_data is None:

@@ -244,9 +244,13 @@ def _cupy_array(handle: int, info, context: str) -> Array:
         try:
             cupy = _cupy()
         except ImportError:
+            # The wheel to name follows the memory: ROCm's for HIP, else CUDA's (a CUDA 13 build
+            # runs only on drivers that run cupy-cuda13x; a CUDA 12 build, cupy-cuda12x).
+            wheel = ("the cupy-rocm-* wheel of your ROCm" if int(info.device_type) == _capi.DL_ROCM
+                     else "cupy-cuda13x, or cupy-cuda12x for a CUDA 12 build")
             raise RuntimeError(
                 f"{context}: this backend allocates device memory and returns a cupy.ndarray, but "
-                "CuPy is not installed (pip install cupy-cuda12x or cupy-rocm-*)") from None
+                f"CuPy is not installed (pip install {wheel})") from None
         n = int(info.ndim)
         stream = int(info.stream)
         interface = {"shape": tuple(info.shape[:n]), "typestr": info.typestr.decode("ascii"),
@@ -391,6 +395,7 @@ def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: DTypeLike = n
 
 def _full(context: str, shape, fill_value, dtype, backend, aligned_index, dimensions, layout,
           alignment_size, pitch_padding=None) -> Array:
+    _args.array_source("fill_value", fill_value)
     arr = _allocate(_capi.INIT_UNINITIALIZED, context, shape, dtype, backend, aligned_index,
                     dimensions, layout, alignment_size, pitch_padding)
     arr[...] = arr.dtype.type(fill_value)
@@ -399,12 +404,16 @@ def _full(context: str, shape, fill_value, dtype, backend, aligned_index, dimens
 
 def _data_shape_dtype(data):
     """Shape and dtype of array-like @p data without copying it (host or device)."""
+    _args.array_source("data", data)
     if hasattr(data, "__cuda_array_interface__") and not hasattr(data, "__array_interface__"):
         cai = data.__cuda_array_interface__
         return tuple(cai["shape"]), np.dtype(cai["typestr"])
     if hasattr(data, "shape") and hasattr(data, "dtype"):
-        return tuple(data.shape), np.dtype(data.dtype)
-    arr = np.asarray(data)
+        try:
+            return tuple(data.shape), np.dtype(data.dtype)
+        except TypeError:  # a dtype NumPy does not know by name (torch.float32): ask NumPy below
+            pass
+    arr = np.asarray(data)  # a view for arrays that export their memory (__array__, buffers)
     return arr.shape, arr.dtype
 
 

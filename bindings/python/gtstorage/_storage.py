@@ -677,6 +677,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             Broadcast to the selection and converted to the dtype, as NumPy does; a GPU-enabled
             value is written to the device buffer of a host + device pair (GDP-3).
         """
+        _args.array_source("__setitem__: value", value)
         parsed = self._specs(key)
         if parsed is None:
             # Advanced indexing: write through the host buffer with NumPy.
@@ -1127,6 +1128,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         value : scalar
             Converted to the dtype like NumPy converts (an array-like is broadcast).
         """
+        _args.array_source("fill: value", value)
         self._assign(value)
 
     def sort(self, axis: int = -1, kind=None, order=None) -> None:
