@@ -8,6 +8,8 @@ figures and skipped entries, which say why in "skipped").
 
   attribute access on a GDP-3 Storage (8,8,8) f8: __array_interface__, __gt_dims__,
       __gt_origin__ (each <= 1 us), NumPy's ndarray.__array_interface__ as a reference;
+  element access on that Storage: s[i, j, k] and s[i, j, k] = v (each <= 2 us), NumPy's as a
+      reference;
   allocation: gtstorage.zeros((8,8,8), backend="numpy") / np.zeros((8,8,8)) <= 2;
   GT4Py stencil call (out = inp + 1, 16^3, whole domain; numpy and gt:cpu_kfirst backends):
       gtstorage fields / gt4py.storage fields <= 1.1, with the drop-in's arrays and with GDP-3
@@ -151,6 +153,24 @@ def bench_attributes(rep: Report, repeats: int) -> None:
     rep.time_limit("storage.__gt_origin__", samples["origin"], 1e-6, object=f"{kind} (8,8,8) f8")
     rep.time_limit("numpy.ndarray.__array_interface__ (reference)", samples["np_ai"], None,
                    object="np.zeros((8,8,8))")
+
+
+def bench_elements(rep: Report, repeats: int) -> None:
+    s = gdp3.zeros((8, 8, 8), np.float64)
+    a = np.zeros((8, 8, 8))
+    samples = time_per_call({
+        "get": lambda: s[1, 2, 3],
+        "set": lambda: s.__setitem__((1, 2, 3), 2.5),
+        "np_get": lambda: a[1, 2, 3],
+        "np_set": lambda: a.__setitem__((1, 2, 3), 2.5),
+    }, repeats)
+    kind = type(s).__name__
+    rep.time_limit("storage[i, j, k] (element read)", samples["get"], 2e-6,
+                   object=f"{kind} (8,8,8) f8")
+    rep.time_limit("storage[i, j, k] = v (element write)", samples["set"], 2e-6,
+                   object=f"{kind} (8,8,8) f8")
+    rep.time_limit("numpy.ndarray[i, j, k] (reference)", samples["np_get"], None)
+    rep.time_limit("numpy.ndarray[i, j, k] = v (reference)", samples["np_set"], None)
 
 
 def bench_allocation(rep: Report, repeats: int) -> None:
@@ -325,6 +345,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     rep = Report()
     t0 = time.perf_counter()
     bench_attributes(rep, args.micro_repeats)
+    bench_elements(rep, args.micro_repeats)
     bench_allocation(rep, args.micro_repeats)
     bench_stencils(rep, args.micro_repeats, not args.no_gt4py)
     bench_from_array(rep, args.repeats, shape, not args.no_gt4py)

@@ -126,6 +126,52 @@ def test_readonly_storage():
         a[0, 0] = 1
 
 
+def test_element_access_matches_numpy():
+    # Element reads and writes with int keys (the fast path of host-only storages) give NumPy's
+    # values, types, wrap-around and errors, on views and transposes too, and keep the storage's
+    # read-only refusal (the library's message).
+    ref = reference()
+    s = make()
+    for view, expect in ((s, ref), (s[1:5, ::2, 3], ref[1:5, ::2, 3]), (s.transpose(), ref.T)):
+        for key in ((0,) * view.ndim, (-1,) * view.ndim, tuple(n // 2 for n in view.shape)):
+            got = view[key]
+            assert got == expect[key] and type(got) is np.float64
+    assert s[-6, -7, -8] == ref[0, 0, 0]
+    with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 6"):
+        s[6, 0, 0]
+    with pytest.raises(IndexError, match="index -9 is out of bounds for axis 2 with size 8"):
+        s[0, 0, -9] = 1.0
+    s[2, 3, 4] = 7.5
+    s.transpose()[4, 3, 2] += 1.0
+    s[1:3, 3, 4][-1] = np.float32(2.5)  # through a view, with a NumPy scalar
+    assert s.to_numpy()[2, 3, 4] == 2.5 and s[1, 3, 4] == ref[1, 3, 4]
+    i = gs.zeros((3,), dtype=np.int32)
+    i[1] = 2.7  # converted as np.asarray(2.7, dtype=int32) converts it
+    i[-1] = True
+    assert i[1] == 2 and i[2] == 1 and type(i[0]) is np.int32
+    with pytest.raises(TypeError):
+        gs.zeros((2,))[0] = 1j
+    r = gs.zeros((3, 3), readonly=True)
+    with pytest.raises(ValueError, match="read-only"):
+        r[0, 0] = 1.0
+    assert r[2, 2] == 0.0
+
+
+def test_element_access_of_a_mirror_reads_the_current_side_without_a_transfer():
+    # A host + device pair takes the general path: a read copies the one element from the side
+    # that is current (8 bytes), never syncs the whole buffer.
+    if gs.device_count() == 0:
+        pytest.skip("no device backend")
+    m = gs.from_array(reference((4, 5, 6)), device="gpu")
+    m.host_to_device()
+    m.set_device_modified()
+    gs.reset_transfer_stats()
+    assert m[1, 2, 3] == reference((4, 5, 6))[1, 2, 3]
+    stats = gs.get_stats()
+    assert stats["h2d_count"] == 0 and stats["d2h_count"] == 1 and stats["d2h_bytes"] == 8
+    assert m.sync_state.state == gs.SyncState.SYNC_DEVICE_DIRTY
+
+
 def test_transpose_and_domain_view():
     ref = reference()
     s = make()
