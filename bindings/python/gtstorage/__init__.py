@@ -295,9 +295,9 @@ def get_device() -> int:
 
     Raises
     ------
-    GTStorageError
-        The active backend has no device (GTUnsupportedError, or GTDriverTooOldError where an old
-        driver holds a GPU back).
+    GTDeviceError
+        The active backend has no device (the message says why; GTDriverTooOldError where a
+        driver older than the library's CUDA holds a GPU back).
     """
     out = ctypes.c_int32()
     _check(_lib.gtstorage_get_device(ctypes.byref(out)), "get_device")

@@ -670,8 +670,9 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
 
         Element loops (``s[i, j] = v``) are the hot case: NumPy indexes, bounds-checks (the same
         IndexError text) and wraps negative indices exactly as the general path does, but
-        without a view handle per element (about 40x faster). A storage with a device side takes
-        the general path, which reads the current side without a transfer.
+        without a view handle per element (0.5 us instead of 18 to read). A storage with a
+        device side takes the general path, which copies the one element from the side that is
+        current instead of syncing the buffer.
         """
         if self._has_device or not self._has_host:
             return None
