@@ -212,6 +212,18 @@ def _has_side(handle: int, side: int) -> bool:
     return bool(out.value)
 
 
+def _sides_and_class(handle: int):
+    """(has host buffer, has device buffer, Storage subclass) of a handle."""
+    has_host = _has_side(handle, _capi.SIDE_HOST)
+    has_device = _has_side(handle, _capi.SIDE_DEVICE)
+    if has_host and has_device:
+        # Unified memory: one buffer seen from both sides.
+        same = (_info(handle, _capi.SIDE_DEVICE).allocation ==
+                _info(handle, _capi.SIDE_HOST).allocation)
+        return True, True, CUDAManagedGPUStorage if same else SoftwareManagedGPUStorage
+    return has_host, has_device, GPUStorage if has_device else CPUStorage
+
+
 def _tuple(arr, n) -> Tuple[int, ...]:
     return tuple(int(arr[i]) for i in range(n))
 
@@ -349,20 +361,16 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
 
     @staticmethod
     def _from_handle(handle: int, *, sync_state: Optional[SyncState] = None,
-                     params: Optional[Dict[str, Any]] = None) -> "Storage":
-        """Wraps a handle with refcount owned by the caller (released if this fails)."""
+                     params: Optional[Dict[str, Any]] = None,
+                     view_of: Optional["Storage"] = None) -> "Storage":
+        """Wraps a handle with refcount owned by the caller (released if this fails). A view
+        (@p view_of: the storage it was made from) has that storage's buffers, hence its sides
+        and class, which are then not asked of the library again."""
         try:
-            has_host = _has_side(handle, _capi.SIDE_HOST)
-            has_device = _has_side(handle, _capi.SIDE_DEVICE)
-            if has_host and has_device:
-                # Unified memory: one buffer seen from both sides.
-                same = (_info(handle, _capi.SIDE_DEVICE).allocation ==
-                        _info(handle, _capi.SIDE_HOST).allocation)
-                cls = CUDAManagedGPUStorage if same else SoftwareManagedGPUStorage
-            elif has_device:
-                cls = GPUStorage
+            if view_of is not None:
+                has_host, has_device, cls = view_of._has_host, view_of._has_device, type(view_of)
             else:
-                cls = CPUStorage
+                has_host, has_device, cls = _sides_and_class(handle)
             # The SyncState object is made on first use (most storages never need it); one given
             # by the caller (a view's parent's, or an unbound user object) is bound now.
             if sync_state is not None and not sync_state.is_bound:
@@ -545,7 +553,8 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     # ---- views -------------------------------------------------------------------------------
 
     def _view(self, handle: int) -> "Storage":
-        view = Storage._from_handle(handle, sync_state=self.sync_state, params=self._params)
+        view = Storage._from_handle(handle, sync_state=self.sync_state, params=self._params,
+                                    view_of=self)
         # NumPy: a view's base is the array that owns the memory (chains collapse).
         view._base = self if self._base is None else self._base
         return view
@@ -587,12 +596,15 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             key = (key,)
         shape = self.shape
         ndim = len(shape)
-        if any(k is None for k in key) or any(
-            isinstance(k, (list, np.ndarray, bool, np.bool_)) or hasattr(k, "__array_interface__")
-            for k in key
-        ):
-            return None
-        n_ellipsis = sum(1 for k in key if k is Ellipsis)
+        n_ellipsis = 0
+        for k in key:  # one pass: an advanced index anywhere makes the whole key advanced
+            if type(k) is slice or type(k) is int:
+                continue
+            if k is Ellipsis:
+                n_ellipsis += 1
+            elif (k is None or isinstance(k, (list, np.ndarray, bool, np.bool_))
+                  or hasattr(k, "__array_interface__")):
+                return None
         if n_ellipsis > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")
         if n_ellipsis:
@@ -608,6 +620,12 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         # s[...] of a 0-d array is a 0-d view, s[()] its value).
         all_int = n_ellipsis == 0
         for d, k in enumerate(key):
+            if type(k) is int:  # the common case first (operator.index below takes any index)
+                if not -shape[d] <= k < shape[d]:
+                    raise IndexError(f"index {k} is out of bounds for axis {d} with size "
+                                     f"{shape[d]}")
+                specs.append((k, _capi.SLICE_NONE, 1, _capi.SLICE_INDEX))
+                continue
             if isinstance(k, slice):
                 all_int = False
                 step = 1 if k.step is None else operator.index(k.step)
