@@ -28,11 +28,38 @@
  *
  * **Collective calls.** gtstorage_decomp_create() and gtstorage_exchange_create() are
  * collective over the communicator: every process calls them, in the same order. They check
- * their arguments everywhere before anything is built, and when any process fails, every process
- * returns a failure: the one at fault its own status and message, the others
- * #GTSTORAGE_ERROR_COMMUNICATION with a message naming the first process that failed and its
- * message. So a bad argument on one rank never leaves the others waiting. (A decomposition
- * handle that is invalid on one rank only cannot be made collective: that rank returns at once.)
+ * their arguments everywhere, then the processes agree before anything is built:
+ * - When any process failed, every process returns a failure: the one at fault its own status
+ *   and message, the others #GTSTORAGE_ERROR_COMMUNICATION with a message naming the first
+ *   process that failed and its message.
+ * - The arguments that describe the grid or the exchange must be the same on every process
+ *   (gtstorage_decomp_create(): ndim, dims, proc_dims, periodic, reorder;
+ *   gtstorage_exchange_create(): pattern, nfields). Where they differ, every process returns
+ *   #GTSTORAGE_ERROR_INVALID_ARGUMENT naming the parameter, two of its values and the ranks that
+ *   passed them.
+ * - A process that cannot take part at all returns at once, naming its argument: one without a
+ *   valid communicator (gtstorage_decomp_create()), decomposition handle
+ *   (gtstorage_exchange_create()) or readable options struct. The others wait for it until a
+ *   **deadline**, then return #GTSTORAGE_ERROR_COMMUNICATION with a message saying that not
+ *   every process joined within it. The deadline is the environment variable
+ *   `GTSTORAGE_MPI_AGREE_TIMEOUT`, in seconds (decimals allowed; default 60; 0 = none: wait as
+ *   long as it takes), read at every call and applied to each collective step; a value that is
+ *   not a number of seconds is #GTSTORAGE_ERROR_INVALID_ARGUMENT naming the variable (reported
+ *   collectively, like a bad argument).
+ *
+ * So a bad argument on one process never leaves the others waiting. What a deadline leaves
+ * behind: MPI cannot cancel a collective operation, so the one the waiting processes started
+ * stays pending for good on its communicator, and the library keeps its buffers until the
+ * process exits. After gtstorage_decomp_create() passed the deadline, the communicator it was
+ * given must not be used for a collective call again; after gtstorage_exchange_create() passed
+ * it, that decomposition refuses further exchanges (#GTSTORAGE_ERROR_COMMUNICATION: create a new
+ * one). Such an error means the program called the processes differently: report it and end
+ * (MPI_Abort) rather than go on. Choose the deadline well above the time between the first and
+ * the last process reaching a collective call: a process later than that makes the call fail
+ * everywhere, and one that arrives just as the deadline passes can still leave the others
+ * waiting in the following step. What an MPI does when handed a communicator handle it never
+ * issued differs (Open MPI: the library sees it and refuses it; MPICH: its own error checking,
+ * when compiled in, raises MPI_ERR_COMM on its default error handler): see docs/scale-out.md.
  *
  * **Halo exchange.** A decomposition splits up to three labelled dims (I, J and optionally K) of
  * a global domain over a Cartesian grid of processes. Every process holds its block of a field as
@@ -119,9 +146,13 @@ GTSTORAGE_API int gtstorage_decomp_options_init_sized(gtstorage_decomp_options* 
 
 /**
  * Creates the Cartesian process grid of @p options over a duplicate of its communicator.
- * **Collective.** Refused (on every process) when the communicator is not a valid intra-
- * communicator (#GTSTORAGE_ERROR_INVALID_ARGUMENT), when MPI is not initialized or already
- * finalized, or when the product of the process counts is not the number of processes.
+ * **Collective** (see "Collective calls" above: ndim, dims, proc_dims, periodic and reorder must
+ * be the same on every process). Refused when MPI is not initialized or already finalized
+ * (#GTSTORAGE_ERROR_COMMUNICATION), when the communicator is an intercommunicator, or when the
+ * product of the process counts is not the number of processes (#GTSTORAGE_ERROR_INVALID_ARGUMENT
+ * on every process, overflow-checked). A process whose `comm` is not a valid communicator returns
+ * #GTSTORAGE_ERROR_INVALID_ARGUMENT at once, the others #GTSTORAGE_ERROR_COMMUNICATION at the
+ * deadline.
  * @return #GTSTORAGE_OK with a handle in @p *out (reference count 1).
  */
 GTSTORAGE_API int gtstorage_decomp_create(const gtstorage_decomp_options* options,
@@ -252,7 +283,9 @@ GTSTORAGE_API int gtstorage_exchange_options_init_sized(gtstorage_exchange_optio
 
 /**
  * Binds a persistent exchange of the halos of @p nfields storages over @p decomp (1 … 4096 fields;
- * @p options may be NULL for the defaults). **Collective.** Each field must be a storage or view
+ * @p options may be NULL for the defaults). **Collective** (see "Collective calls" above:
+ * `pattern` and @p nfields must be the same on every process; a process whose @p decomp is not a
+ * valid handle returns at once, the others at the deadline). Each field must be a storage or view
  * whose dims labels include every decomposed dim and that is not read-only; its halo on each
  * side of a decomposed dim must be at least the width exchanged there, and its interior extent
  * at least the widths (a neighbour's neighbour is never needed). Fields may differ in every

@@ -1,7 +1,10 @@
 // Every exported function of libgtstorage_mpi (gtstorage_mpi.h): argument and struct checks,
 // the public enums translated into the component's own, handles of decompositions and
 // exchanges, and the boundary (mpi/boundary.hpp) that turns failures into statuses.
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -138,20 +141,26 @@ int gtstorage_exchange_options_init_sized(gtstorage_exchange_options* options, s
 
 int gtstorage_decomp_create(const gtstorage_decomp_options* options, gtstorage_decomp* out) {
   return guarded([&] {
+    // Without readable options this process has no communicator: it returns at once (the
+    // others stop at their deadline). Every other failure is reported collectively.
     gtstorage_decomp_options local;
     const auto* const o = read_in(options, "options", local, decomp_defaults);
-    check_out(out, "out");
-    if (o->reserved != 0) gts::fail_arg("options.reserved", "must be 0");
-    if (o->ndim < 1 || o->ndim > GTSTORAGE_MPI_MAX_DIMS) {
-      gts::fail_arg("ndim", std::to_string(o->ndim) + " is out of range 1 … 3");
-    }
     gts::mpi::decomp_request r;
     r.comm = o->comm;
-    r.ndim = static_cast<int>(o->ndim);
+    r.ndim = static_cast<int>(std::min<uint32_t>(o->ndim, INT32_MAX));
     r.dims = o->dims;
     r.proc_dims = o->proc_dims;
     r.periodic = o->periodic;
     r.reorder = o->reorder != 0;
+    try {
+      check_out(out, "out");
+      if (o->reserved != 0) gts::fail_arg("options.reserved", "must be 0");
+      if (o->ndim < 1 || o->ndim > GTSTORAGE_MPI_MAX_DIMS) {
+        gts::fail_arg("ndim", std::to_string(o->ndim) + " is out of range 1 … 3");
+      }
+    } catch (...) {
+      r.failed = std::current_exception();
+    }
     auto entry = std::make_unique<decomp_entry>();
     entry->decomposition = gts::mpi::decomposition::create(r);
     *out = decomps().insert(std::move(entry));
@@ -222,14 +231,23 @@ int gtstorage_exchange_create(gtstorage_decomp decomp, const gtstorage_handle* f
                               uint32_t nfields, const gtstorage_exchange_options* options,
                               gtstorage_exchange* out) {
   return guarded([&] {
+    // Without a decomposition this process cannot take part: it returns at once (the others
+    // stop at their deadline). Every other failure is reported collectively.
     auto decomposition = lookup(decomps(), decomp, "decomp").decomposition;
-    check_out(out, "out");
-    gtstorage_exchange_options local;
-    const auto* const o = options == nullptr
-                              ? &exchange_defaults
-                              : read_in(options, "options", local, exchange_defaults);
+    gts::mpi::exchange_request r;
+    std::exception_ptr failed;
+    try {
+      check_out(out, "out");
+      gtstorage_exchange_options local;
+      const auto* const o = options == nullptr
+                                ? &exchange_defaults
+                                : read_in(options, "options", local, exchange_defaults);
+      r = request_of(o);
+    } catch (...) {
+      failed = std::current_exception();
+    }
     *out = exchanges().insert(
-        gts::mpi::exchange::create(std::move(decomposition), fields, nfields, request_of(o)));
+        gts::mpi::exchange::create(std::move(decomposition), fields, nfields, r, failed));
   });
 }
 

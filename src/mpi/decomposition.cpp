@@ -1,8 +1,11 @@
 #include "mpi/decomposition.hpp"
 
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "mpi/agreement.hpp"
@@ -54,72 +57,133 @@ void parse_labels(const char* dims, int ndim, char* out) {
   }
 }
 
-std::shared_ptr<decomposition> decomposition::create(const decomp_request& req) {
-  require_mpi("gtstorage_decomp_create");
-  if (req.ndim < 1 || req.ndim > max_dims) {
-    fail_arg("ndim", std::to_string(req.ndim) + " is out of range 1 … 3");
+namespace {
+
+std::string show_labels(int packed) {
+  std::string t = "\"";
+  for (int k = 0; k < max_dims; ++k) {
+    const char c = static_cast<char>((packed >> (8 * k)) & 0xff);
+    if (c != '\0') t += c;
   }
-  if (req.comm < INT32_MIN || req.comm > INT32_MAX) {
-    fail_arg("comm",
-             std::to_string(req.comm) +
-                 (req.comm == GTSTORAGE_MPI_COMM_UNSET ? " (GTSTORAGE_MPI_COMM_UNSET)" : "") +
-                 " is not a Fortran communicator handle: pass MPI_Comm_c2f(comm), or "
-                 "comm.py2f() from mpi4py");
+  return t + "\"";
+}
+
+// The entries of same_value that gtstorage_decomp_create compares: ndim, dims, proc_dims[3],
+// periodic[3], reorder.
+constexpr std::size_t signature_size = 2 + 2 * max_dims + 1;
+
+std::string show_flag(int v) {
+  return v != 0 ? "1" : "0";
+}
+
+// The caller's communicator, or invalid_argument naming comm when this process has none (it
+// then cannot take part in anything collective: it returns at once, the others at their
+// deadline).
+MPI_Comm user_communicator(int64_t comm) {
+  if (comm < INT32_MIN || comm > INT32_MAX) {
+    fail_arg("comm", std::to_string(comm) +
+                         (comm == GTSTORAGE_MPI_COMM_UNSET ? " (GTSTORAGE_MPI_COMM_UNSET)" : "") +
+                         " is not a Fortran communicator handle: pass MPI_Comm_c2f(comm), or "
+                         "comm.py2f() from mpi4py");
   }
   // MPI-2 §4.12.4: an invalid Fortran handle gives an invalid C handle, no error handler is
   // called. Open MPI returns NULL for it (and for freed slots), MPI_COMM_NULL for its own.
-  const MPI_Comm user = MPI_Comm_f2c(static_cast<MPI_Fint>(req.comm));
+  // MPICH's MPI_Comm_f2c is a cast: a handle it does not know is found only by its error
+  // checking in the first call below (docs/scale-out.md, "Invalid handles").
+  const MPI_Comm user = MPI_Comm_f2c(static_cast<MPI_Fint>(comm));
   if (user == MPI_COMM_NULL || user == MPI_Comm{}) {
-    fail_arg("comm", std::to_string(req.comm) + " is not a valid communicator handle");
+    fail_arg("comm", std::to_string(comm) + " is not a valid communicator handle");
   }
-  auto d = std::shared_ptr<decomposition>(new decomposition());
-  d->ndim_ = req.ndim;
-  MPI_Comm dup = MPI_COMM_NULL;
-  // The caller's error handler decides what a failure of this first call does; from here on
-  // the duplicate returns errors.
-  check_mpi(MPI_Comm_dup(user, &dup), "MPI_Comm_dup");
-  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-  std::exception_ptr local;
+  // A local call (the caller's error handler decides what a failure does). Every process of an
+  // intercommunicator finds the same, so all of them return at once.
   int inter = 0;
-  try {
-    check_mpi(MPI_Comm_test_inter(dup, &inter), "MPI_Comm_test_inter");
-    if (inter)
-      fail_arg("comm", "is an intercommunicator; a Cartesian grid needs an intracommunicator");
-    check_mpi(MPI_Comm_size(dup, &d->size_), "MPI_Comm_size");
-    parse_labels(req.dims, req.ndim, d->labels_.data());
-    int product = 1;
-    bool open = false;
-    for (int k = 0; k < req.ndim; ++k) {
-      const int p = req.proc_dims != nullptr ? req.proc_dims[k] : 0;
-      if (p < 0)
-        fail_arg("proc_dims",
-                 std::to_string(p) + " processes in dim " + d->labels_[k] + " is negative");
-      d->proc_dims_[k] = p;
-      if (p == 0) {
-        open = true;
-      } else {
-        product *= p;
-      }
-      d->periodic_[k] = req.periodic != nullptr && req.periodic[k] != 0 ? 1 : 0;
-    }
-    auto grid = [&] {
-      std::string t = "(";
-      for (int k = 0; k < req.ndim; ++k) t += (k ? ", " : "") + std::to_string(d->proc_dims_[k]);
-      return t + ")";
-    };
-    if ((!open && product != d->size_) || (open && (product == 0 || d->size_ % product != 0))) {
-      fail_arg("proc_dims", "a grid of " + grid() + " processes does not fit the communicator's " +
-                                std::to_string(d->size_) + " processes");
-    }
-    check_mpi(MPI_Dims_create(d->size_, req.ndim, d->proc_dims_.data()), "MPI_Dims_create");
-  } catch (...) {
-    local = std::current_exception();
+  check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
+  if (inter) {
+    fail_arg("comm", "is an intercommunicator; a Cartesian grid needs an intracommunicator");
   }
+  return user;
+}
+
+}  // namespace
+
+std::shared_ptr<decomposition> decomposition::create(const decomp_request& req) {
+  constexpr const char* function = "gtstorage_decomp_create";
+  require_mpi(function);
+  const MPI_Comm user = user_communicator(req.comm);
+  const deadline limit = deadline::from_environment();
+  // The first collective step: every process joins it, or the others stop at the deadline. The
+  // caller's error handler decides what a failure of MPI_Comm_idup itself does; from here on
+  // the duplicate returns errors.
+  MPI_Comm dup = duplicate(user, limit, function, "the communicator passed");
+  auto d = std::shared_ptr<decomposition>(new decomposition());
+  std::exception_ptr local = req.failed ? req.failed : limit.error;
+  std::vector<same_value> same;
+  if (!local) {
+    try {
+      if (req.ndim < 1 || req.ndim > max_dims) {
+        fail_arg("ndim", std::to_string(req.ndim) + " is out of range 1 … 3");
+      }
+      d->ndim_ = req.ndim;
+      check_mpi(MPI_Comm_size(dup, &d->size_), "MPI_Comm_size");
+      parse_labels(req.dims, req.ndim, d->labels_.data());
+      // The product of the fixed process counts, overflow-checked: each count fits an int32, the
+      // product of three of them does not fit an int64.
+      int64_t product = 1;
+      bool open = false, beyond = false;
+      for (int k = 0; k < req.ndim; ++k) {
+        const int p = req.proc_dims != nullptr ? req.proc_dims[k] : 0;
+        if (p < 0)
+          fail_arg("proc_dims",
+                   std::to_string(p) + " processes in dim " + d->labels_[k] + " is negative");
+        d->proc_dims_[k] = p;
+        if (p == 0) {
+          open = true;
+        } else if (__builtin_mul_overflow(product, int64_t{p}, &product)) {
+          beyond = true;
+        }
+        d->periodic_[k] = req.periodic != nullptr && req.periodic[k] != 0 ? 1 : 0;
+      }
+      if (beyond || (!open && product != d->size_) || (open && d->size_ % product != 0)) {
+        std::string grid = "(";
+        for (int k = 0; k < req.ndim; ++k) {
+          grid += (k ? ", " : "") + std::to_string(d->proc_dims_[k]);
+        }
+        grid += ")";
+        const std::string count =
+            beyond ? "more than " + std::to_string(INT64_MAX) : std::to_string(product);
+        fail_arg("proc_dims", "a grid of " + grid +
+                                  (open ? ", whose fixed dims make " + count + " processes,"
+                                        : " = " + count + " processes") +
+                                  " does not fit the communicator's " + std::to_string(d->size_) +
+                                  " processes");
+      }
+      // What every process must pass the same (compared before MPI_Dims_create fills the open
+      // dims, so a mismatch names what the callers passed).
+      int labels = 0;
+      for (int k = 0; k < req.ndim; ++k) labels |= (d->labels_[k] & 0xff) << (8 * k);
+      same.push_back({"ndim", req.ndim});
+      same.push_back({"dims", labels, show_labels});
+      for (int k = 0; k < max_dims; ++k) {
+        same.push_back({"proc_dims[" + std::to_string(k) + "]", d->proc_dims_[k]});
+      }
+      for (int k = 0; k < max_dims; ++k) {
+        same.push_back({"periodic[" + std::to_string(k) + "]", d->periodic_[k], show_flag});
+      }
+      same.push_back({"reorder", req.reorder ? 1 : 0, show_flag});
+      check_mpi(MPI_Dims_create(d->size_, req.ndim, d->proc_dims_.data()), "MPI_Dims_create");
+    } catch (...) {
+      local = std::current_exception();
+    }
+  }
+  if (local) same.clear();
+  same.resize(signature_size);  // as many entries on every process, failed or not
   try {
-    agree(dup, local, "gtstorage_decomp_create");
+    agree(dup, local, function, limit, same);
     check_mpi(MPI_Cart_create(dup, req.ndim, d->proc_dims_.data(), d->periodic_.data(),
                               req.reorder ? 1 : 0, &d->comm_),
               "MPI_Cart_create");
+  } catch (const abandoned_error&) {
+    throw;  // dup keeps a pending operation: never freed
   } catch (...) {
     MPI_Comm_free(&dup);
     throw;
@@ -134,7 +198,9 @@ std::shared_ptr<decomposition> decomposition::create(const decomp_request& req) 
 decomposition::~decomposition() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+  // A communicator with an abandoned operation is kept: freeing it could release what that
+  // operation still uses.
+  if (comm_ != MPI_COMM_NULL && !finalized && !abandoned()) MPI_Comm_free(&comm_);
 }
 
 void decomposition::coords_of(int rank, int* out) const {

@@ -6,7 +6,9 @@
 #include <mpi.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 
 namespace gts::mpi {
@@ -21,6 +23,9 @@ struct decomp_request {
   const int32_t* proc_dims = nullptr;
   const int32_t* periodic = nullptr;
   bool reorder = false;
+  /// A failure the C boundary found in this process's arguments: reported collectively, like
+  /// the ones create() finds (this process still takes part).
+  std::exception_ptr failed;
 };
 
 class decomposition {
@@ -48,12 +53,18 @@ class decomposition {
   /// First global index and extent of the block of @p rank (-1 = this one) for @p global.
   void local_extent(int rank, const int64_t* global, int64_t* offset, int64_t* extent) const;
 
+  /// A collective operation on comm() was abandoned at its deadline (some process never joined
+  /// it): the communicator is never used for a collective call again, nor freed.
+  void mark_abandoned() { abandoned_.store(true); }
+  [[nodiscard]] bool abandoned() const { return abandoned_.load(); }
+
  private:
   decomposition() = default;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int ndim_ = 0, rank_ = 0, size_ = 1;
   std::array<char, max_dims> labels_{};
   std::array<int, max_dims> proc_dims_{}, periodic_{}, coords_{};
+  std::atomic<bool> abandoned_{false};
 };
 
 /// The labels of @p dims ("IJ", "I,J,K"; NULL = "IJK"[:ndim]) into @p out; throws naming "dims".

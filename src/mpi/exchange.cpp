@@ -69,6 +69,10 @@ uint32_t pack_flags(int side, int64_t bytes) {
   return bytes >= streaming_region_bytes ? GTSTORAGE_COPY_FLAG_STREAMING : 0;
 }
 
+std::string show_pattern(int faces_only) {
+  return faces_only != 0 ? "1 (GTSTORAGE_EXCHANGE_STAR)" : "0 (GTSTORAGE_EXCHANGE_BOX)";
+}
+
 // Per field, what a neighbour must agree on for one direction: typestr, itemsize, device-ness,
 // ndim, the region's extents and the layout, as int64 words.
 constexpr int descriptor_words = 4 + 2 * max_field_ndim;
@@ -90,41 +94,75 @@ bool mpi_gpu_aware() {
 
 std::unique_ptr<exchange> exchange::create(std::shared_ptr<decomposition> decomp,
                                            const gtstorage_handle* fields, uint32_t nfields,
-                                           const exchange_request& req) {
-  require_mpi("gtstorage_exchange_create");
+                                           const exchange_request& req,
+                                           const std::exception_ptr& failed) {
+  constexpr const char* function = "gtstorage_exchange_create";
+  require_mpi(function);
+  if (decomp->abandoned()) {
+    // Its communicator keeps an operation that another process may still match: nothing
+    // collective goes there again (this process returns at once, as for a bad handle).
+    fail(error_kind::communication,
+         std::string("decomp: its communicator keeps a collective operation that some process "
+                     "never joined (an earlier gtstorage_exchange_create passed its deadline, ") +
+             timeout_variable + "); create a new decomposition");
+  }
+  const deadline limit = deadline::from_environment();
   std::unique_ptr<exchange> ex(new exchange());
   ex->decomp_ = std::move(decomp);
   ex->faces_only_ = req.pattern == pattern_kind::star;
   ex->side_ = req.side;
   ex->dirs_ = directions(ex->decomp_->ndim(), ex->faces_only_);
-  std::exception_ptr local;
+  std::exception_ptr local = failed ? failed : limit.error;
   int aware = 1;  // neutral in the minimum below for processes without device fields
-  try {
-    ex->bind_fields(fields, nfields, req);
-    const bool any_device = std::any_of(ex->fields_.begin(), ex->fields_.end(),
-                                        [](const auto& f) { return f.kind == field_kind::device; });
-    if (any_device) aware = req.gpu_aware < 0 ? (mpi_gpu_aware() ? 1 : 0) : req.gpu_aware;
-  } catch (...) {
-    local = std::current_exception();
+  if (!local) {
+    try {
+      ex->bind_fields(fields, nfields, req);
+      const bool any_device =
+          std::any_of(ex->fields_.begin(), ex->fields_.end(),
+                      [](const auto& f) { return f.kind == field_kind::device; });
+      if (any_device) aware = req.gpu_aware < 0 ? (mpi_gpu_aware() ? 1 : 0) : req.gpu_aware;
+    } catch (...) {
+      local = std::current_exception();
+    }
   }
   // An exchange has its own communicator, so two exchanges in flight never match each other's
-  // messages whatever their tags.
-  check_mpi(MPI_Comm_dup(ex->decomp_->comm(), &ex->comm_), "MPI_Comm_dup");
+  // messages whatever their tags. Its creation is the first collective step: every process
+  // joins it, or the others stop at the deadline.
   try {
-    ex->check_neighbors(!local);
-  } catch (...) {
-    if (!local) local = std::current_exception();
+    ex->comm_ = duplicate(ex->decomp_->comm(), limit, function,
+                          "the decomposition's communicator (the decomposition refuses further "
+                          "exchanges)");
+  } catch (const abandoned_error&) {
+    ex->decomp_->mark_abandoned();
+    throw;
   }
-  agree(ex->comm_, local, "gtstorage_exchange_create");
-  int all = 0;
-  check_mpi(MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, ex->comm_), "MPI_Allreduce");
-  ex->gpu_aware_ = all != 0;
+  // Every process must bind as many fields with the same pattern: the directions (and so the
+  // messages of the neighbour check) follow from the pattern.
+  std::vector<same_value> same;
+  if (!local) {
+    same.push_back({"pattern", ex->faces_only_ ? 1 : 0, show_pattern});
+    same.push_back({"nfields", static_cast<int>(nfields)});
+  }
+  same.resize(2);
   try {
-    ex->build(req);
-  } catch (...) {
-    local = std::current_exception();
+    agree(ex->comm_, local, function, limit, same);
+    try {
+      ex->check_neighbors();
+    } catch (...) {
+      local = std::current_exception();
+    }
+    agree(ex->comm_, local, function, limit);
+    ex->gpu_aware_ = minimum(ex->comm_, aware, function, limit) != 0;
+    try {
+      ex->build(req);
+    } catch (...) {
+      local = std::current_exception();
+    }
+    agree(ex->comm_, local, function, limit);
+  } catch (const abandoned_error&) {
+    ex->comm_ = MPI_COMM_NULL;  // keeps the pending operation: never freed
+    throw;
   }
-  agree(ex->comm_, local, "gtstorage_exchange_create");
   return ex;
 }
 
@@ -208,13 +246,12 @@ void exchange::bind_fields(const gtstorage_handle* fields, uint32_t nfields,
   }
 }
 
-void exchange::check_neighbors(bool ok) {
+void exchange::check_neighbors() {
   const int nd = decomp_->ndim();
   char labels[max_dims + 1] = {};
   for (int k = 0; k < nd; ++k) labels[k] = decomp_->label(k);
   auto describe_regions = [&](const direction& d, bool send) {
-    std::vector<int64_t> words = {ok ? 1 : 0, static_cast<int64_t>(fields_.size())};
-    if (!ok) return words;
+    std::vector<int64_t> words = {1, static_cast<int64_t>(fields_.size())};
     for (const bound_field& f : fields_) {
       const region r = send ? send_region(f.geo, d, nd) : recv_region(f.geo, d, nd);
       int64_t type = 0;
@@ -250,7 +287,7 @@ void exchange::check_neighbors(bool ok) {
     std::vector<int64_t> theirs(static_cast<std::size_t>(std::max(count, 2)), 0);
     check_mpi(MPI_Recv(theirs.data(), count, MPI_INT64_T, peer, tag, comm_, MPI_STATUS_IGNORE),
               "MPI_Recv");
-    if (!ok || theirs[0] == 0 || !problem.empty()) continue;
+    if (theirs[0] == 0 || !problem.empty()) continue;
     const std::string from =
         "rank " + std::to_string(peer) + " (direction " + direction_name(d, nd, labels) + ")";
     if (theirs[1] != static_cast<int64_t>(fields_.size()) ||

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,10 +50,13 @@ struct exchange_figures {
 
 class exchange {
  public:
-  /// Collective over @p decomp's communicator (see gtstorage_exchange_create()).
+  /// Collective over @p decomp's communicator (see gtstorage_exchange_create()). @p failed: a
+  /// failure the C boundary found in this process's arguments, reported collectively (this
+  /// process still takes part).
   static std::unique_ptr<exchange> create(std::shared_ptr<decomposition> decomp,
                                           const gtstorage_handle* fields, uint32_t nfields,
-                                          const exchange_request& req);
+                                          const exchange_request& req,
+                                          const std::exception_ptr& failed);
   ~exchange();
   exchange(const exchange&) = delete;
   exchange& operator=(const exchange&) = delete;
@@ -112,7 +116,7 @@ class exchange {
 
   exchange() = default;
   void bind_fields(const gtstorage_handle* fields, uint32_t nfields, const exchange_request& req);
-  void check_neighbors(bool ok);
+  void check_neighbors();
   void build(const exchange_request& req);
   void add_parts(const direction& d, bool send, const exchange_request& req);
   void make_buffers();
