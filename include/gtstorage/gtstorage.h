@@ -521,9 +521,11 @@ typedef void (*gtstorage_release_fn)(void* user_data);
  * Start from #GTSTORAGE_WRAP_OPTIONS_INIT.
  */
 typedef struct gtstorage_wrap_options {
-  uint32_t struct_size;   /**< sizeof(gtstorage_wrap_options). */
-  uint32_t ndim;          /**< Number of dimensions, 0 (one element) … #GTSTORAGE_MAX_NDIM. */
-  void* data;             /**< Host address of element (0, …, 0); NULL if only device_data. */
+  uint32_t struct_size; /**< sizeof(gtstorage_wrap_options). */
+  uint32_t ndim;        /**< Number of dimensions, 0 (one element) … #GTSTORAGE_MAX_NDIM. */
+  /** Host address of element (0, …, 0); NULL if only device_data, or for an array without
+   *  elements (the descriptors then report an address of the library's own, never NULL). */
+  void* data;
   const int64_t* shape;   /**< ndim extents in elements, halo included. */
   const int64_t* strides; /**< ndim host strides in bytes; NULL = C-contiguous. */
   const char* dtype;      /**< Typestr; NULL = "<f8". */
@@ -538,7 +540,10 @@ typedef struct gtstorage_wrap_options {
   void* user_data;              /**< Passed to `release`. */
   /** Device address of element (0, …, 0), or NULL: device, managed or pinned host memory of the
    *  active device backend (its kind and device come from the runtime and are what the
-   *  descriptors report); ordinary host memory is refused. */
+   *  descriptors report); ordinary host memory is refused. Where the backend knows the
+   *  allocation behind the address (its own memory; the runtime's range of any device,
+   *  managed or pinned allocation: cuMemGetAddressRange, hipMemGetAddressRange), every
+   *  element must lie inside it. */
   void* device_data;
   const int64_t* device_strides; /**< Strides of device_data in bytes; NULL = same as host. */
   /** Initial ::gtstorage_sync_state of a host+device pair; a wrap of one buffer must pass
@@ -738,7 +743,9 @@ typedef struct gtstorage_interface_info {
 
 /**
  * Describes side @p side of @p handle in @p out (whose struct_size the caller sets). Returns
- * #GTSTORAGE_ERROR_NO_SUCH_BUFFER if the storage has no buffer on that side.
+ * #GTSTORAGE_ERROR_NO_SUCH_BUFFER if the storage has no buffer on that side. A descriptor hands
+ * the memory out: work the library left queued on it (an asynchronous sync or copy) is waited
+ * for first, as by gtstorage_data() and the DLPack exports.
  */
 GTSTORAGE_API int gtstorage_interface(gtstorage_handle handle, int32_t side,
                                       gtstorage_interface_info* out);
@@ -773,7 +780,11 @@ typedef enum gtstorage_copy_flags {
   GTSTORAGE_COPY_FLAG_NONE = 0,
   /** Return once a copy that involves device memory is enqueued on the stream, instead of
    *  waiting for it (copies that convert dtypes, and host-only copies, still complete before
-   *  the call returns); wait with gtstorage_wait_stream() before the host touches either side. */
+   *  the call returns); wait with gtstorage_wait_stream() (on either storage) before the host
+   *  touches either side directly. The library records an event after the copy on both
+   *  storages' memory, so nothing is lost whatever comes next: their release (and the reuse of
+   *  pooled memory), host access through the library, descriptors and DLPack exports, and any
+   *  later operation on either storage wait for it (later asynchronous ones on the device). */
   GTSTORAGE_COPY_FLAG_ASYNC = 1,
   /** The destination is not read again soon (a halo's pack buffer handed to MPI, a face
    *  unpacked into a field larger than the cache): host copies write every whole destination
@@ -862,10 +873,12 @@ GTSTORAGE_API int gtstorage_need_sync(gtstorage_handle handle, int32_t side, int
 GTSTORAGE_API int gtstorage_mark_synchronized(gtstorage_handle handle);
 
 /**
- * Blocks until the work queued on @p stream (0 = the storage's stream) has completed: no
- * transfer, no state change. A consumer calls it before using a buffer a producer filled on
- * its own stream (e.g. the `stream` of a CUDA Array Interface v3 buffer) and before the last
- * release of a storage other streams still use. A valid no-op for host-only storages.
+ * Blocks until the work queued on @p stream (0 = the storage's stream) has completed, and the
+ * work the library itself left queued on the storage's memory on any stream (asynchronous
+ * syncs and copies): no transfer, no state change. A consumer calls it before using a buffer a
+ * producer filled on its own stream (e.g. the `stream` of a CUDA Array Interface v3 buffer) and
+ * before the last release of a storage other streams still use. On a host-only storage it
+ * waits only for the library's own queued work (an asynchronous copy from a device into it).
  */
 GTSTORAGE_API int gtstorage_wait_stream(gtstorage_handle handle, uint64_t stream);
 
@@ -1052,7 +1065,11 @@ typedef struct gtstorage_pool_stats {
   int64_t hits;             /**< Allocations served from kept blocks. */
   int64_t misses;           /**< Allocations that needed fresh memory. */
   int64_t evictions;        /**< Kept blocks freed because of the limit or a trim. */
-  int64_t limit_bytes;      /**< Limit on held_bytes; 0: this memory is not pooled. */
+  /** Limit on held_bytes; 0: this memory is not pooled. A device pool's runtime gives back
+   *  what it keeps above the limit at the device's next synchronization: until then held_bytes
+   *  may exceed it by the blocks released since (a block larger than the limit is never
+   *  pooled). */
+  int64_t limit_bytes;
 } gtstorage_pool_stats;
 
 /** Initializer of ::gtstorage_pool_stats (an output struct: only struct_size matters). */
@@ -1167,7 +1184,13 @@ GTSTORAGE_API int gtstorage_dlpack_options_init(gtstorage_dlpack_options* option
  * - `dl_tensor.dtype`: lanes 1 and kDLInt / kDLUInt of 8, 16, 32 or 64 bits (`<i1` … `<u8`),
  *   kDLFloat of 16, 32 or 64 bits (`<f2`, `<f4`, `<f8`), kDLComplex of 64 or 128 bits (`<c8`,
  *   `<c16`), kDLBool of 8 bits (`|b1`); anything else is #GTSTORAGE_ERROR_UNSUPPORTED.
- * - `dl_tensor.data + byte_offset` is the address of element (0, …, 0).
+ * - `dl_tensor.data + byte_offset` is the address of element (0, …, 0). A tensor without
+ *   elements may have `data` NULL (a device one then becomes an empty device storage on its
+ *   `device_id`); its descriptors report a valid non-null address all the same. Where the
+ *   backend knows the allocation behind device memory (its own, the simulated runtime's, or
+ *   what CUDA's and HIP's address-range queries report), the elements must lie inside it
+ *   (#GTSTORAGE_ERROR_INVALID_ARGUMENT naming `dl_tensor.data` otherwise), as for
+ *   `device_data` of gtstorage_wrap().
  * - `dl_tensor.strides`: NULL means compact row-major (allowed since DLPack 0.8). Negative
  *   strides are accepted. A zero stride of a dimension of extent > 1 (a broadcast) is refused
  *   with #GTSTORAGE_ERROR_UNSUPPORTED: storages never alias elements (copy the tensor first).

@@ -3,6 +3,7 @@
 // values (enums.hpp), call into the storage layer inside guarded(), and copy results out.
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -147,12 +148,26 @@ gts::strided_array array_of(const gtstorage_array* a, gts::dtype fallback, const
                            a->dtype, fallback, prefix.c_str());
 }
 
+// A stream argument the backend of @p s knows to be dead (destroyed, or never created) is
+// refused before anything is queued on it. Only the emulated device can tell; on a real runtime
+// a dead stream stays the caller's error (gtstorage_set_stream()).
+void check_stream(const gts::storage& s, uint64_t stream) {
+  const gts::device::backend* be = s.buffers->backend;
+  if (__builtin_expect(stream != 0 && be != nullptr, 0) && be->stream_known_dead(stream)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(stream));
+    gts::fail_arg("stream", std::string(text) + " is not a live stream of the '" + be->name() +
+                                "' device backend (destroyed, or never created)");
+  }
+}
+
 // One sync op on the buffers of @p s; stream 0 means the storage's own stream.
 void apply_sync(const gts::storage& s, int32_t op, uint32_t flags, uint64_t stream, bool wait) {
   if ((flags & ~uint32_t(GTSTORAGE_SYNC_FLAG_FORCE)) != 0) {
     gts::fail_arg("flags",
                   std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
   }
+  check_stream(s, stream);
   s.buffers->sync(gts::capi::sync_op_of(op), (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0,
                   stream != 0 ? stream : s.stream, wait);
 }
@@ -433,6 +448,8 @@ int gtstorage_interface(gtstorage_handle handle, int32_t side, gtstorage_interfa
     check_struct(out, "out");
     check_side(side);
     const gts::storage& s = table().get(handle);
+    // A descriptor hands the memory out: the work the library left queued on it lands first.
+    s.buffers->wait_pending();
     write_out(out, "out", [&](gtstorage_interface_info* o) {
       gts::capi::fill_interface(s, gts::capi::side_of(side), o);
     });
@@ -445,6 +462,7 @@ int gtstorage_data(gtstorage_handle handle, int32_t side, void** out_data) {
     check_side(side);
     const gts::storage& s = table().get(handle);
     if (!s.has(gts::capi::side_of(side))) gts::capi::fail_no_buffer(s, gts::capi::side_of(side));
+    s.buffers->wait_pending();  // as gtstorage_interface
     *out_data = s.data[side];
   });
 }
@@ -482,6 +500,8 @@ int gtstorage_copy_sides(gtstorage_handle dst, int32_t dst_side, gtstorage_handl
     }
     gts::storage& d = get_as(dst, "dst");
     const gts::storage& s = get_as(src, "src");
+    check_stream(d, stream);
+    check_stream(s, stream);
     d.copy_sides(gts::capi::side_of(dst_side), s, gts::capi::side_of(src_side), stream,
                  (flags & GTSTORAGE_COPY_FLAG_ASYNC) == 0,
                  (flags & GTSTORAGE_COPY_FLAG_STREAMING) != 0);
@@ -600,6 +620,7 @@ int gtstorage_touch(gtstorage_handle handle, int32_t side) {
 int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream) {
   return guarded([&] {
     gts::storage& st = table().get(handle);
+    check_stream(st, stream);
     if (st.stream != stream) st.buffers->leave_stream(st.stream);
     st.stream = stream;
   });
@@ -620,8 +641,19 @@ int gtstorage_device_count(int32_t* out_count) {
 int gtstorage_set_device_backend(const char* name) {
   return guarded([&] {
     if (name == nullptr) gts::fail_arg("name", "must not be NULL");
+    // Naming the active backend switches nothing, so it is fine while storages live (an
+    // unknown name fails here; an invalid GTSTORAGE_DEVICE_BACKEND leaves none active).
+    gts::device::backend& wanted = gts::device::get_backend(name);
+    bool active = false;
+    try {
+      active = &wanted == &gts::device::active();
+    } catch (const gts::error&) {
+    }
+    if (active) return;
     if (gts::stats().device_bytes.load() != 0) {
-      gts::fail_arg("name", "cannot switch the device backend while device storages are alive");
+      gts::fail_arg("name", std::string("cannot switch the device backend to '") + name +
+                                "' while device storages of '" + gts::device::active().name() +
+                                "' are alive");
     }
     gts::device::set_backend(name);
   });
@@ -643,7 +675,10 @@ int gtstorage_set_device(int32_t device_id) {
   return guarded([&] {
     gts::device::backend& be = gts::device::active();
     const int count = be.device_count();
-    if (count == 0) gts::fail(be.no_device_kind(), be.no_device_reason());
+    if (count == 0) {
+      gts::fail(be.no_device_kind(), "device_id: " + std::to_string(device_id) +
+                                         " cannot be made current: " + be.no_device_reason());
+    }
     if (device_id < 0 || device_id >= count) {
       gts::fail_arg("device_id", std::to_string(device_id) + " is out of range 0 … " +
                                      std::to_string(count - 1) + " (" + std::to_string(count) +

@@ -26,6 +26,7 @@ int gtstorage_to_dlpack_versioned(gtstorage_handle handle, int32_t side,
   return gts::capi::guarded([&] {
     check_export_args(side, out);
     const gts::storage& s = gts::handle_table::instance().get(handle);
+    s.buffers->wait_pending();  // the consumer uses the memory at once, on any stream
     *out = gts::interop::to_dlpack_versioned(s, gts::capi::side_of(side));
   });
 }
@@ -34,6 +35,7 @@ int gtstorage_to_dlpack(gtstorage_handle handle, int32_t side, struct DLManagedT
   return gts::capi::guarded([&] {
     check_export_args(side, out);
     const gts::storage& s = gts::handle_table::instance().get(handle);
+    s.buffers->wait_pending();  // the consumer uses the memory at once, on any stream
     *out = gts::interop::to_dlpack(s, gts::capi::side_of(side));
   });
 }

@@ -149,6 +149,13 @@ class backend {
                             uint64_t stream) = 0;
   /// Sets every element of @p dst (device memory) to @p value (one element of dst.type).
   virtual void fill(const strided_array& dst, const void* value, uint64_t stream) = 0;
+  /// True when @p stream is known to name no live stream of this backend (destroyed, or never
+  /// created). Only a backend that can check a handle says so (the emulated device); a real
+  /// runtime cannot, and may crash on a dead one, so this is false there. Never blocks.
+  [[nodiscard]] virtual bool stream_known_dead(uint64_t stream) const noexcept {
+    (void)stream;
+    return false;
+  }
   /// Waits for all work on @p stream.
   virtual void synchronize(uint64_t stream) = 0;
   /// Waits for all work on device @p device_id (-1 = current).
@@ -163,6 +170,14 @@ class backend {
   [[nodiscard]] virtual device_properties properties(int device_id) = 0;
   /// What @p ptr points into (never throws; unknown addresses are pointer_space::host).
   [[nodiscard]] virtual pointer_info query_pointer(const void* ptr) noexcept = 0;
+  /// The bounds [*base, *base + *bytes) of the allocation that contains @p ptr, where the backend
+  /// knows them: its own allocations (the bytes requested), and device, managed or pinned memory
+  /// of any allocator where the runtime reports the range (CUDA's cuMemGetAddressRange, HIP's
+  /// hipMemGetAddressRange, the simulated runtime). False when unknown (ordinary host memory).
+  virtual bool allocation_range(const void* ptr, const void** base, std::size_t* bytes) noexcept {
+    (void)ptr, (void)base, (void)bytes;
+    return false;
+  }
 
   /// A new non-blocking stream on @p device_id (-1 = current).
   virtual uint64_t create_stream(int device_id) = 0;

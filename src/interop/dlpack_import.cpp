@@ -270,6 +270,7 @@ std::unique_ptr<storage> wrap_dlpack(void* managed_tensor, bool versioned,
     }
     if (element0 == nullptr && !empty) fail_arg(tp + "data", "must not be NULL");
     req.device_data = element0;
+    req.empty_device = element0 == nullptr;  // PyTorch's empty CUDA tensors have no address
     // Host kinds (pinned memory) carry no meaningful ordinal in DLPack: let the runtime say.
     const bool host_kind = type == kDLCUDAHost || type == kDLROCMHost;
     req.device_id = host_kind ? -1 : t->device.device_id;

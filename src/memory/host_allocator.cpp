@@ -165,7 +165,9 @@ bool take_parked(std::size_t request, std::size_t align, host_block& out) {
 // block is not a small heap block or the slot is gone.
 bool park(const host_block& block) noexcept {
 #if GTS_PARK_BLOCKS
-  if (block.mapped || block.shift != 0 || block.bytes > park_limit ||
+  // A pooled block goes back to the pool: parked, it would stay counted as in use there, out of
+  // reach of a trim (issue 23, F4), and the pool serves it again as well.
+  if (block.pooled || block.mapped || block.shift != 0 || block.bytes > park_limit ||
       block.alignment > header_align_limit) {
     return false;
   }
@@ -195,10 +197,6 @@ __attribute__((noinline)) host_block allocate_new(std::size_t bytes, std::size_t
     }
     // Not pooled: the pool keeps blocks by their start, and this one is handed out shifted.
     host_block block = allocate_host(bytes + (alignment - 1), alignof(std::max_align_t), false);
-    if (block.pooled) {  // this thread's parked block, which came from the pool: it leaves it
-      host_pool().released(block.bytes);
-      block.pooled = false;
-    }
     const auto raw = reinterpret_cast<uintptr_t>(block.ptr);
     const std::size_t shift = (alignment - raw % alignment) % alignment;
     block.ptr = static_cast<std::byte*>(block.ptr) + shift;

@@ -20,20 +20,11 @@ buffer_set::buffer_set() {
 }
 
 buffer_set::~buffer_set() {
-  // An asynchronous sync may still be moving data into or out of these buffers: let it land
-  // before the memory is freed, or handed back to its owner (a wrapped buffer's release callback
-  // lets CuPy's pool or NumPy reuse it at once).
-  if (pending_event_ != 0) {
-    try {
-      finish_pending();
-    } catch (...) {
-      // The device failed: wait for the whole device; if that fails too, nothing runs there.
-      try {
-        backend->synchronize_device(device.device_id);
-      } catch (...) {
-      }
-    }
-  }
+  // Work the library queued on these buffers without waiting (an async sync or copy) may still
+  // be moving data into or out of them: it must land before the memory is freed, reused from
+  // a pool, or handed back to its owner (a wrapped buffer's release callback lets CuPy's pool
+  // or NumPy reuse it at once).
+  if (has_pending()) release_after_pending();
   release_after_marks();
   for (side_buffer* b : {&host, &device}) {
     switch (b->owner) {
@@ -61,23 +52,31 @@ bool buffer_set::orders_release() const {
           (host.owner == side_owner::backend && host.kind == device::memory_kind::pinned_host));
 }
 
-uint64_t buffer_set::record_on(uint64_t stream) {
-  const int dev = device.present() ? device.device_id : host.device_id;
+namespace {
+
+// An event recorded on @p stream of @p be now (device @p device_id); 0 where none could be
+// recorded (a stream of another device, no event left), after waiting on the host for the
+// stream instead: the stream is valid now. Throws only if that wait fails.
+uint64_t record_after(device::backend& be, int device_id, uint64_t stream) {
   try {
-    const uint64_t event = backend->create_event(dev);
+    const uint64_t event = be.create_event(device_id);
     try {
-      backend->record_event(event, stream);
+      be.record_event(event, stream);
     } catch (...) {
-      backend->destroy_event(event);
+      be.destroy_event(event);
       throw;
     }
     return event;
   } catch (...) {
-    // No event there (a stream of another device, no event left): the stream is valid now, so
-    // the host waits for it instead.
-    backend->synchronize(stream);
+    be.synchronize(stream);
     return 0;
   }
+}
+
+}  // namespace
+
+uint64_t buffer_set::record_on(uint64_t stream) {
+  return record_after(*backend, device.present() ? device.device_id : host.device_id, stream);
 }
 
 void buffer_set::leave_stream(uint64_t stream) noexcept {
@@ -155,22 +154,87 @@ void buffer_set::release_after_marks() noexcept {
   marks_.clear();
 }
 
+void buffer_set::set_pending(device::backend* be, int device_id, uint64_t event) noexcept {
+  const uint64_t old = pending_event_.load(std::memory_order_relaxed);
+  if (old != 0 && pending_backend_ != nullptr) pending_backend_->destroy_event(old);
+  pending_backend_ = be;
+  pending_device_ = device_id;
+  pending_event_.store(event, std::memory_order_release);
+}
+
 void buffer_set::finish_pending() {
-  const uint64_t event = pending_event_;
-  pending_event_ = 0;
+  const uint64_t event = pending_event_.load(std::memory_order_relaxed);
+  device::backend* const be = pending_backend_;
+  pending_event_.store(0, std::memory_order_relaxed);  // forgotten first: destroyed below
+  pending_backend_ = nullptr;
   try {
-    backend->synchronize_event(event);
+    be->synchronize_event(event);
   } catch (...) {
-    backend->destroy_event(event);
+    be->destroy_event(event);
     throw;
   }
-  backend->destroy_event(event);
+  be->destroy_event(event);
 }
 
 void buffer_set::wait_pending() {
-  if (!mirrored()) return;  // only mirrored pairs have async transfers (no lock on that path)
+  if (!has_pending()) return;
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (pending_event_ != 0) finish_pending();
+  if (has_pending()) finish_pending();
+}
+
+void buffer_set::order_after_pending(device::backend& be, uint64_t stream) {
+  if (!has_pending()) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!has_pending()) return;
+  if (pending_backend_ == &be) {
+    try {
+      be.wait_event(stream, pending_event_.load(std::memory_order_relaxed));
+      return;
+    } catch (...) {
+      // The host waits instead (below); a dead stream then fails in the work queued next.
+    }
+  }
+  finish_pending();
+}
+
+void buffer_set::note_queued(device::backend& be, int device_id, uint64_t stream) {
+  // Where no event could be recorded the host waited for the stream, and so for everything
+  // the stream was ordered after: the earlier pending event too.
+  const uint64_t event = record_after(be, device_id, stream);
+  set_pending(event != 0 ? &be : nullptr, device_id, event);
+}
+
+void buffer_set::queued_on(device::backend& be, int device_id, uint64_t stream) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  note_queued(be, device_id, stream);
+}
+
+// Device memory only the backend owns goes back stream-ordered (see release_after_marks):
+// default_stream waits for the event, and nothing blocks. Memory the host can reach (host
+// blocks, pinned and unified memory, a wrapped buffer handed back to its owner) is written by
+// its next owner from the host at once, so the host waits.
+void buffer_set::release_after_pending() noexcept {
+  const uint64_t event = pending_event_.load(std::memory_order_relaxed);
+  device::backend* const be = pending_backend_;
+  const bool stream_ordered = be == backend && !host.present() &&
+                              device.owner == side_owner::backend &&
+                              device.kind == device::memory_kind::device && release == nullptr;
+  try {
+    if (stream_ordered) {
+      be->wait_event(default_stream, event);
+    } else {
+      be->synchronize_event(event);
+    }
+  } catch (...) {
+    // The device failed: wait for all of it; if that fails too, nothing runs there any more.
+    try {
+      be->synchronize_device(pending_device_);
+    } catch (...) {
+    }
+  }
+  be->destroy_event(event);
+  pending_event_.store(0, std::memory_order_relaxed);
+  pending_backend_ = nullptr;
 }
 
 sync_state buffer_set::state() const {
@@ -213,7 +277,9 @@ void buffer_set::sync(sync_op op, bool force, uint64_t stream, bool wait) {
   if (stream == 0) stream = default_stream;
   if (op == sync_op::wait_stream) {
     // Always blocking (also from gtstorage_sync_async): a consumer waits here for a producer's
-    // stream before it reads the buffer. Host-only storages have no backend and nothing to wait.
+    // stream before it reads the buffer, and for the work the library queued on the memory on
+    // any stream (an async copy into a host-only storage, whose set has no backend).
+    wait_pending();
     if (backend != nullptr) backend->synchronize(stream);
     return;
   }
@@ -222,21 +288,27 @@ void buffer_set::sync(sync_op op, bool force, uint64_t stream, bool wait) {
   if (host.owner == side_owner::alias || device.owner == side_owner::alias) {
     const side_buffer& b = host.owner == side_owner::alias ? device : host;
     device::backend& be = *backend;
-    if (op == sync_op::acquire_device || op == sync_op::host_to_device) {
-      be.prefetch(b.base, static_cast<size_t>(b.bytes), b.device_id, stream);
-    } else if (op == sync_op::acquire_host || op == sync_op::device_to_host ||
-               op == sync_op::synchronize) {
-      be.prefetch(b.base, static_cast<size_t>(b.bytes), -1, stream);
+    const bool to_device = op == sync_op::acquire_device || op == sync_op::host_to_device;
+    const bool to_host =
+        op == sync_op::acquire_host || op == sync_op::device_to_host || op == sync_op::synchronize;
+    if (to_device || to_host) {
+      order_after_pending(be, stream);
+      be.prefetch(b.base, static_cast<size_t>(b.bytes), to_device ? b.device_id : -1, stream);
+      if (!wait) queued_on(be, b.device_id, stream);
     }
-    if (wait) be.synchronize(stream);
+    if (wait) {
+      wait_pending();
+      be.synchronize(stream);
+    }
     return;
   }
   // Host-only or device-only storages: every op is a valid no-op.
   if (!mirrored()) return;
 
   const std::lock_guard<std::mutex> lock(mutex_);
-  // A transfer an earlier async sync started must land before this op reads or overwrites it.
-  if (pending_event_ != 0) finish_pending();
+  // Work queued earlier (an async sync or copy) must land before this op reads or overwrites
+  // the memory.
+  if (has_pending()) finish_pending();
   auto move_to = [&](side to) {
     if (get(to).readonly) {
       fail(error_kind::readonly, std::string("op: the ") + (to == side::host ? "host" : "device") +
@@ -247,7 +319,7 @@ void buffer_set::sync(sync_op op, bool force, uint64_t stream, bool wait) {
     if (wait) {
       backend->synchronize(stream);
     } else {
-      pending_event_ = record_on(stream);  // 0: record_on waited for the stream already
+      note_queued(*backend, device.device_id, stream);
     }
     state_ = sync_state::clean;
   };

@@ -3,6 +3,7 @@
 // callback. Views hold it through shared_ptr, so the last view to go frees it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -93,8 +94,24 @@ class buffer_set {
   }
 
   sync_state state() const;
-  /// Waits for a transfer an async sync left in flight, before anyone touches the data.
+  /// Whether work the library queued on this set's memory without waiting for it (see
+  /// queued_on) may still be running. One load: every access path asks.
+  [[nodiscard]] bool has_pending() const {
+    return pending_event_.load(std::memory_order_acquire) != 0;
+  }
+  /// Waits on the host for the work queued_on() recorded, before anyone touches the data.
   void wait_pending();
+  /// Makes later work on @p stream of backend @p be wait for the work queued_on() recorded,
+  /// without blocking the host (the host waits instead where the event is another backend's).
+  void order_after_pending(device::backend& be, uint64_t stream);
+  /// The library queued work that reads or writes this set's memory on @p stream of @p be
+  /// (device @p device_id) and returns without waiting for it: an async sync, an async
+  /// copy_sides from or into it, a prefetch. An event recorded there now becomes the set's
+  /// pending event (replacing the previous one, which the caller ordered the stream after with
+  /// order_after_pending or waited for): the release of the memory (and so the reuse of a pooled
+  /// block), host access through the library, gtstorage_wait_stream and every later synchronous
+  /// operation wait for it. Where no event can be recorded the host waits for the stream now.
+  void queued_on(device::backend& be, int device_id, uint64_t stream);
   /// Applies one sync operation. Thread-safe.
   void sync(sync_op op, bool force, uint64_t stream, bool wait);
   /// A handle of this set stops using @p stream: gtstorage_set_stream moves it to another one,
@@ -119,8 +136,15 @@ class buffer_set {
   /// An event recorded on @p stream now, on this set's device; 0 where none could be recorded,
   /// after waiting on the host for @p stream instead. Throws only if that wait fails.
   uint64_t record_on(uint64_t stream);
-  /// Waits on the host for the transfer an async sync left in flight (requires lock).
+  /// Waits on the host for the pending event and forgets it (requires lock).
   void finish_pending();
+  /// Replaces the pending event by @p event of @p be on @p device_id (requires lock; 0: none),
+  /// destroying the previous one.
+  void set_pending(device::backend* be, int device_id, uint64_t event) noexcept;
+  /// queued_on() with the lock held.
+  void note_queued(device::backend& be, int device_id, uint64_t stream);
+  /// Orders the release after the pending event (see ~buffer_set); clears it.
+  void release_after_pending() noexcept;
   /// Orders the release of backend-owned memory after the stream marks (see leave_stream).
   void release_after_marks() noexcept;
   /// An event recorded on a stream a handle of this set left (see leave_stream); one per
@@ -134,9 +158,14 @@ class buffer_set {
   std::vector<stream_mark> marks_;
   mutable std::mutex mutex_;
   sync_state state_ = sync_state::clean;
-  /// Recorded after the transfer an async sync left in flight, on its stream (0: none). An
-  /// event, not the stream: the caller may destroy its stream before the next sync or release.
-  uint64_t pending_event_ = 0;
+  /// Recorded after the last work the library queued on this memory without waiting (0:
+  /// none), and the backend it belongs to (a host-only set has no backend of its own, yet an
+  /// async copy from a device may write into it). An event, not the stream: the caller may
+  /// destroy its stream before the next sync or release. Written under the lock; read without
+  /// it by has_pending().
+  std::atomic<uint64_t> pending_event_{0};
+  device::backend* pending_backend_ = nullptr;
+  int pending_device_ = 0;
 };
 
 }  // namespace gts

@@ -24,6 +24,10 @@ namespace {
 // array, which cost as much again in a small create.
 constexpr int64_t small_fill_bytes = int64_t(64) << 10;
 
+// The address of a wrap without elements that came without one (never dereferenced: nothing
+// is read or written through a storage without elements). Aligned as any preset asks.
+alignas(256) std::byte empty_span[1];
+
 int idx(side s) {
   return static_cast<int>(s);
 }
@@ -98,8 +102,9 @@ side read_side(const storage& s) {
 
 // Side a write to @p s uses (host if it has one); for mirrors that side is made current first,
 // so a partial write leaves no stale remainder, and marked modified afterwards by the caller.
-side prepare_write(const storage& s) {
-  if (s.readonly) fail(error_kind::readonly, "handle: the storage is read-only");
+// @p param names the storage in messages as the caller's function does ("dst", "handle").
+side prepare_write(const storage& s, const char* param) {
+  if (s.readonly) fail(error_kind::readonly, std::string(param) + ": the storage is read-only");
   s.buffers->wait_pending();
   wait_for_device_work(s);
   const side sd = s.has(side::host) ? side::host : side::device;
@@ -152,15 +157,16 @@ strided_array contiguous_like(const strided_array& a, dtype type,
 
 // Copies between any two arrays where either may be device memory. Host<->host converts
 // dtypes; transfers involving a device go through a host staging array when dtypes differ.
-// With @p wait false a same-dtype copy involving the device is only enqueued on @p stream.
-void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
+// With @p wait false a same-dtype copy involving the device is only enqueued on @p stream;
+// returns whether it was (work left queued that the caller must account for).
+bool copy_arrays(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
                  uint64_t stream, device::backend* backend, transfer_counters* counters,
                  bool wait = true,
                  kernels::store_policy stores = kernels::store_policy::automatic) {
-  if (src.size() == 0) return;  // nothing to move (and no device call for an empty array)
+  if (src.size() == 0) return false;  // nothing to move (and no device call for an empty array)
   if (dst_host && src_host) {
     kernels::copy(dst, src, stores);
-    return;
+    return false;
   }
   device::backend& be = backend != nullptr ? *backend : device::active();
   auto device_copy = [&](const strided_array& to, const strided_array& from,
@@ -174,10 +180,10 @@ void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& s
       const device::direction dir = direction_of(dst_host, src_host);
       be.copy_strided(dst, src, dir, stream);
       count_transfer(dir, src, counters);
-      return;
+      return true;
     }
     device_copy(dst, src, direction_of(dst_host, src_host));
-    return;
+    return false;
   }
   // Convert on the host: stage the device-side operand(s) as C-contiguous host arrays.
   std::vector<std::byte> tmp, tmp2;
@@ -185,23 +191,25 @@ void copy_arrays(const strided_array& dst, bool dst_host, const strided_array& s
     const strided_array staged = contiguous_like(dst, dst.type, tmp);
     kernels::copy(staged, src);
     device_copy(dst, staged, device::direction::host_to_device);
-    return;
+    return false;
   }
   const strided_array staged = contiguous_like(src, src.type, tmp);
   device_copy(staged, src, device::direction::device_to_host);
   if (dst_host) {
     kernels::copy(dst, staged);
-    return;
+    return false;
   }
   const strided_array converted = contiguous_like(dst, dst.type, tmp2);
   kernels::copy(converted, staged);
   device_copy(dst, converted, device::direction::host_to_device);
+  return false;
 }
 
 // copy_arrays, but correct when source and destination overlap in one address space (views of
 // one buffer, two wraps of the same memory, a caller array aliasing the storage): the source is
-// then read into a private copy first, as NumPy does.
-void move_elements(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
+// then read into a private copy first, as NumPy does. Returns whether work was left queued
+// (see copy_arrays).
+bool move_elements(const strided_array& dst, bool dst_host, const strided_array& src, bool src_host,
                    uint64_t stream, device::backend* backend, transfer_counters* counters,
                    bool wait = true,
                    kernels::store_policy stores = kernels::store_policy::automatic) {
@@ -213,9 +221,9 @@ void move_elements(const strided_array& dst, bool dst_host, const strided_array&
     const strided_array staged = contiguous_like(src, src.type, tmp);
     copy_arrays(staged, true, src, src_host, stream, backend, counters);
     copy_arrays(dst, dst_host, staged, true, stream, backend, counters, true, stores);
-    return;
+    return false;
   }
-  copy_arrays(dst, dst_host, src, src_host, stream, backend, counters, wait, stores);
+  return copy_arrays(dst, dst_host, src, src_host, stream, backend, counters, wait, stores);
 }
 
 void check_same_shape(int ndim_a, const int64_t* a, int ndim_b, const int64_t* b,
@@ -454,7 +462,7 @@ bool keepable(const storage& s) {
   if (s.recycle.id == 0 || s.buffers == nullptr || s.buffers.use_count() != 1) return false;
   const buffer_set& b = *s.buffers;
   return b.host.owner == side_owner::host_block && b.device.owner == side_owner::none &&
-         b.backend == nullptr && b.release == nullptr && !b.host.block.pooled &&
+         b.backend == nullptr && b.release == nullptr && !b.has_pending() && !b.host.block.pooled &&
          !b.host.block.mapped && b.host.block.bytes <= spare_block_limit;
 }
 #endif  // GTS_KEEP_STORAGES
@@ -530,9 +538,14 @@ std::unique_ptr<storage> new_storage(const create_request& req, const allocation
     device::backend& be = device::active();
     if (be.device_count() <= 0) {
       const bool emulated = std::string(be.name()) == "emulated";
+      // The parameter that asked for a device: the preset or device for a GPU storage, else
+      // host_memory (page-locked memory is the device runtime's).
       fail(be.no_device_kind(),
-           std::string("device: no usable GPU (device backend '") + be.name() +
-               "' reports 0 devices: " + be.no_device_reason() + "); use a CPU preset" +
+           std::string(gpu ? "device: no usable GPU"
+                           : "host_memory: GTSTORAGE_HOST_PINNED needs "
+                             "a usable GPU") +
+               " (device backend '" + be.name() + "' reports 0 devices: " + be.no_device_reason() +
+               "); use " + (gpu ? "a CPU preset" : "GTSTORAGE_HOST_PAGEABLE") +
                (emulated ? "" : " or set GTSTORAGE_DEVICE_BACKEND=emulated for testing"));
     }
     device_id = req.device_id >= 0 ? req.device_id : be.current_device();
@@ -743,6 +756,31 @@ kept_counts kept_totals() {
   return k;
 }
 
+namespace {
+
+// Fails unless the span of wrapped side @p b lies inside the allocation the backend knows for
+// its element (0, …, 0), the address the caller gave (nothing to check where it knows none, or
+// for an array without elements).
+void check_inside_allocation(device::backend& be, const side_buffer& b, const char* param) {
+  if (b.bytes == 0) return;
+  const void* base = nullptr;
+  std::size_t bytes = 0;
+  if (!be.allocation_range(b.full.data, &base, &bytes)) return;
+  const auto lo = reinterpret_cast<uintptr_t>(b.base);
+  const auto start = reinterpret_cast<uintptr_t>(base);
+  const uintptr_t end = start + bytes;
+  if (lo < start || static_cast<uint64_t>(b.bytes) > end - lo) {
+    char text[96];
+    std::snprintf(text, sizeof text, "[%p, +%lld) lies outside the allocation [%p, +%zu)",
+                  static_cast<const void*>(b.base), static_cast<long long>(b.bytes), base, bytes);
+    fail_arg(std::string(param) + "data",
+             std::string("the elements' bytes ") + text +
+                 " that the device backend reports for that address (shape or strides too large)");
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
   if (req.ndim < 0 || req.ndim > max_ndim) {
     fail_arg("ndim", std::to_string(req.ndim) + " is out of range 0 … " + std::to_string(max_ndim));
@@ -756,7 +794,7 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
   if (req.device_id < -1) fail_arg("device_id", std::to_string(req.device_id) + " must be ≥ -1");
   // An ordinal says where device_data lives; host memory has none, and accepting one anyway
   // would let a caller believe the storage is on that device.
-  if (req.device_data == nullptr && req.device_id != -1) {
+  if (req.device_data == nullptr && req.device_id != -1 && !req.empty_device) {
     fail_arg("device_id", std::to_string(req.device_id) +
                               " was given, but there is no device_data (host memory has no "
                               "device ordinal: pass -1)");
@@ -809,13 +847,16 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     st->data[idx(s)] = a.data;
     for (int d = 0; d < n; ++d) st->strides[idx(s)][d] = a.strides[d];
   };
-  // An empty array may come without any pointer (NumPy, Fortran and CUDA do that): a host side.
+  // An empty array may come without any pointer (NumPy, Fortran and CUDA do that): a host side
+  // at an address of the library's own, since descriptors promise a non-null data address.
   bool empty = false;
   for (int d = 0; d < n; ++d) empty = empty || req.shape[d] == 0;
-  if (req.data != nullptr || (req.device_data == nullptr && empty)) {
-    setup(side::host, req.data, req.strides, "");
+  const bool empty_device =
+      empty && req.empty_device && req.data == nullptr && req.device_data == nullptr;
+  if (req.data != nullptr || (req.device_data == nullptr && empty && !empty_device)) {
+    setup(side::host, req.data != nullptr ? req.data : empty_span, req.strides, "");
   }
-  if (req.device_data != nullptr) {
+  if (req.device_data != nullptr || empty_device) {
     device::backend& be = device::active();
     if (be.device_count() <= 0) {
       fail(be.no_device_kind(), std::string("device_data: no usable GPU (device backend '") +
@@ -829,7 +870,11 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     // The runtime knows what the memory is and where it lives (a CuPy array on GPU 1, managed
     // memory, pinned host memory): that, not the caller's current device, goes into the
     // descriptors.
-    const device::pointer_info pi = be.query_pointer(req.device_data);
+    device::pointer_info pi = be.query_pointer(req.device_data);
+    if (empty_device) {  // no address to ask about: device memory where the caller says
+      pi.space = device::pointer_space::device;
+      pi.device_id = req.device_id >= 0 ? req.device_id : be.current_device();
+    }
     if (pi.space == device::pointer_space::host) {
       char addr[32];
       std::snprintf(addr, sizeof addr, "%p", req.device_data);
@@ -848,7 +893,10 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
                                 " was given, but device_data lives on device " +
                                 std::to_string(id));
     }
-    setup(side::device, req.device_data, req.device_strides, "device_");
+    setup(side::device, empty_device ? empty_span : req.device_data, req.device_strides, "device_");
+    // Where the backend knows the allocation, the elements must lie inside it: a shape larger
+    // than the memory would let a fill or copy write past its end (the device does not check).
+    check_inside_allocation(be, buffers->device, "device_");
     buffers->backend = &be;
     buffers->device.kind = kind;
     buffers->device.device_id = id;
@@ -996,7 +1044,7 @@ std::unique_ptr<storage> storage::domain_view() const {
 void storage::copy_from(const storage& src) {
   check_same_shape(ndim, shape.data(), src.ndim, src.shape.data(), "src");
   const side ss = read_side(src);
-  const side ds = prepare_write(*this);
+  const side ds = prepare_write(*this, "dst");
   const bool dst_host = host_accessible(*this, ds), src_host = host_accessible(src, ss);
   // The source may be another producer's device buffer on its own stream (a wrapped CUDA Array
   // Interface v3 buffer adopts it): what is queued there must land before this copy reads it.
@@ -1010,7 +1058,7 @@ void storage::copy_from(const storage& src) {
 
 void storage::copy_from_host(const strided_array& src) {
   check_same_shape(ndim, shape.data(), src.ndim, src.shape, "src");
-  const side ds = prepare_write(*this);
+  const side ds = prepare_write(*this, "dst");
   move_elements(array(ds), host_accessible(*this, ds), src, true, stream, buffers->backend,
                 &buffers->transfers);
   finish_write(*this, ds);
@@ -1031,25 +1079,44 @@ void storage::copy_sides(side ds, const storage& src, side ss, uint64_t stream, 
   if (readonly || buffers->get(ds).readonly) {
     fail(error_kind::readonly, "dst: the storage is read-only");
   }
-  src.buffers->wait_pending();
-  buffers->wait_pending();
   wait_for_device_work(src);
   wait_for_device_work(*this);
   const bool dst_host = host_accessible(*this, ds), src_host = host_accessible(src, ss);
   const auto stores =
       streaming ? kernels::store_policy::streaming : kernels::store_policy::automatic;
   if (dst_host && src_host) {
+    src.buffers->wait_pending();
+    buffers->wait_pending();
     move_elements(array(ds), true, src.array(ss), true, 0, nullptr, nullptr, true, stores);
     return;
   }
   // The work runs on one stream; what is queued on the other storage's device side must land
-  // first (it may still be writing the source, or reading the destination).
+  // first (it may still be writing the source, or reading the destination), and so must the
+  // work the library left queued on either buffer set: an async copy of one dtype touches the
+  // memory only on the stream, which waits for it on the device; every other copy may touch
+  // host memory from the host (staging for a dtype conversion), so the host waits.
   const uint64_t on = stream != 0 ? stream : (!src_host ? src.stream : this->stream);
+  const storage& dev = !dst_host ? *this : src;
+  device::backend& be = *dev.buffers->backend;
+  if (!wait && type == src.type) {
+    src.buffers->order_after_pending(be, on);
+    buffers->order_after_pending(be, on);
+  } else {
+    src.buffers->wait_pending();
+    buffers->wait_pending();
+  }
   if (!src_host && src.stream != on) src.buffers->backend->synchronize(src.stream);
   if (!dst_host && this->stream != on) buffers->backend->synchronize(this->stream);
-  const storage& dev = !dst_host ? *this : src;
-  move_elements(array(ds), dst_host, src.array(ss), src_host, on, dev.buffers->backend,
-                &dev.buffers->transfers, wait, stores);
+  const bool queued = move_elements(array(ds), dst_host, src.array(ss), src_host, on, &be,
+                                    &dev.buffers->transfers, wait, stores);
+  // Left queued: both memories are in use until the copy lands, whoever is released or
+  // touched next (F6 of issue 23: the release of an async copy's destination freed host
+  // memory the copy still wrote).
+  if (queued) {
+    const int device_id = dev.buffers->device.device_id;
+    src.buffers->queued_on(be, device_id, on);
+    if (buffers != src.buffers) buffers->queued_on(be, device_id, on);
+  }
 }
 
 void storage::copy_to_host(const strided_array& dst) const {
@@ -1061,9 +1128,11 @@ void storage::copy_to_host(const strided_array& dst) const {
 
 void storage::fill(const void* value) {
   if (value == nullptr) fail_arg("value", "must not be NULL");
-  const side ds = prepare_write(*this);
+  const side ds = prepare_write(*this, "handle");
   const strided_array a = array(ds);
-  if (host_accessible(*this, ds) && buffers->device.kind != device::memory_kind::unified) {
+  // Unified memory is filled on the device, where it lives; any other memory the host reaches
+  // (a host side, also the wrapped host side of a pair whose device side is unified) on the host.
+  if (host_accessible(*this, ds) && buffers->get(ds).kind != device::memory_kind::unified) {
     kernels::fill(a, value);
   } else {
     buffers->backend->fill(a, value, stream);

@@ -48,6 +48,10 @@ struct wrap_request {
   void* device_data = nullptr;
   const int64_t* device_strides = nullptr;
   gts::sync_state sync_state = gts::sync_state::clean;  ///< Of a wrapped host + device pair.
+  /// An array without elements that lives on the device but came without an address (a
+  /// DLPack producer's empty device tensor): data and device_data are NULL, and the storage
+  /// gets an empty device side (on device_id, or the current device) instead of a host side.
+  bool empty_device = false;
 };
 
 struct slice_range {

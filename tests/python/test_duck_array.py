@@ -264,6 +264,18 @@ def test_bad_integers_never_become_a_wrong_storage():
         s.__dlpack__(max_version="x")
     with pytest.raises(OverflowError, match="device_id"):
         gs.zeros((2,), device="gpu", device_id=2**40)
+    # Issue 23, F11: an int beyond int32 was truncated modulo 2**32 (2**32 + 1 became 1), so
+    # these gave a transposed view and a storage of layout (1, 0).
+    m = gs.zeros((3, 4))
+    with pytest.raises(ValueError, match=r"transpose: axis 4294967297 is out of bounds"):
+        m.transpose(2**32 + 1, 0)
+    with pytest.raises(ValueError, match=r"transpose: axis -4294967295 is out of bounds"):
+        m.transpose(0, -(2**32) + 1)
+    with pytest.raises(OverflowError, match=r"layout: 4294967297 is out of range"):
+        gs.zeros((3, 4), layout=(2**32 + 1, 0))
+    with pytest.raises(OverflowError, match=r"layout: 4294967297 is out of range"):
+        gtstorage.zeros((3, 4), np.float64, backend="gt:cpu_kfirst", layout=(2**32 + 1, 0))
+    assert m.transpose(1, 0).shape == (4, 3)
 
 
 def test_misspelled_keyword_names_the_public_function():

@@ -196,9 +196,14 @@ void host_access_waits_for_async_sync() {
   GTS_OK(gtstorage_fill_double(alias, 7.0));
   GTS_OK(gtstorage_sync(m, GTSTORAGE_SYNC_SET_DEVICE_MODIFIED, GTSTORAGE_SYNC_FLAG_FORCE));
   GTS_OK(gtstorage_sync_async(m, GTSTORAGE_SYNC_DEVICE_TO_HOST, 0, 0));
-  gtstorage_interface_info host = describe(m, GTSTORAGE_SIDE_HOST);
-  CHECK(*static_cast<const double*>(host.data) == 6.0);  // the download has not run
-  CHECK(count_not(read_all(m), 7.0) == 0);               // a read through the API waits for it
+  CHECK(ctl::pending_operations() > 0);     // the download has not run
+  CHECK(count_not(read_all(m), 7.0) == 0);  // a read through the API waits for it
+  // So does a descriptor, which hands the memory out to be read at once.
+  GTS_OK(gtstorage_fill_double(alias, 8.0));
+  GTS_OK(gtstorage_sync(m, GTSTORAGE_SYNC_SET_DEVICE_MODIFIED, GTSTORAGE_SYNC_FLAG_FORCE));
+  GTS_OK(gtstorage_sync_async(m, GTSTORAGE_SYNC_DEVICE_TO_HOST, 0, 0));
+  const gtstorage_interface_info host = describe(m, GTSTORAGE_SIDE_HOST);
+  CHECK(*static_cast<const double*>(host.data) == 8.0);
   GTS_OK(gtstorage_release(alias));
   GTS_OK(gtstorage_release(m));
   CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
@@ -397,10 +402,20 @@ void device_errors_have_statuses() {
   GTS_OK(gtstorage_release(d0));  // releasing still works
   GTS_OK(gtstorage_release(m));
   fresh();
-  // An invalid stream is the caller's argument.
+  // An invalid stream is the caller's argument: refused where it is given (issue 23, F8), and
+  // where a stream dies after it was given, by the first call that uses it.
   const gtstorage_handle d = create(GTSTORAGE_MANAGED_NONE);
-  GTS_OK(gtstorage_set_stream(d, 0x1234));
+  GTS_IS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "stream", gtstorage_set_stream(d, 0x1234));
+  sim::cudaStream_t s = nullptr;
+  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);  // a stream that was live, destroyed
+  GTS_IS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "stream",
+         gtstorage_set_stream(d, reinterpret_cast<uint64_t>(s)));
+  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  GTS_OK(gtstorage_set_stream(d, reinterpret_cast<uint64_t>(s)));
+  CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
   GTS_IS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "stream", gtstorage_fill_double(d, 1.0));
+  GTS_OK(gtstorage_set_stream(d, 0));
   GTS_OK(gtstorage_release(d));
 }
 
@@ -537,6 +552,37 @@ void scalars_empties_and_odd_alignments() {
   CHECK(ctl::take_memcheck_reports().empty());
   const live_counts after = live();
   CHECK(after.handles == before.handles && after.buffers == before.buffers);
+}
+
+// Issue 23, F3: device memory the library did not allocate (a CuPy array, here the simulated
+// runtime's own cudaMalloc and cudaMallocManaged) is wrapped only where the elements fit in the
+// allocation the runtime reports for the address (cuMemGetAddressRange on CUDA); a larger
+// shape was accepted, and a fill wrote past the end.
+void foreign_device_memory_must_fit_its_allocation() {
+  fresh();
+  for (const bool managed : {false, true}) {
+    void* p = nullptr;
+    const std::size_t bytes = 1000 * sizeof(double);
+    CHECK((managed ? sim::cudaMallocManaged(&p, bytes) : sim::cudaMalloc(&p, bytes)) ==
+          sim::cudaSuccess);
+    gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+    int64_t n = 1001;
+    w.ndim = 1;
+    w.shape = &n;
+    w.device_data = p;
+    gtstorage_handle h = 0;
+    GTS_IS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "outside the allocation", gtstorage_wrap(&w, &h));
+    CHECK(h == 0);
+    n = 500;  // the second half, exactly
+    w.device_data = static_cast<double*>(p) + 500;
+    GTS_OK(gtstorage_wrap(&w, &h));
+    GTS_OK(gtstorage_fill_double(h, 1.0));
+    GTS_OK(gtstorage_release(h));
+    w.device_data = static_cast<double*>(p) + 501;  // one past the end
+    GTS_IS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "device_data", gtstorage_wrap(&w, &h));
+    CHECK(ctl::take_memcheck_reports().empty());
+    CHECK(sim::cudaFree(p) == sim::cudaSuccess);
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -881,6 +927,7 @@ int main() {
   device_errors_have_statuses();
   old_driver_is_its_own_status();
   scalars_empties_and_odd_alignments();
+  foreign_device_memory_must_fit_its_allocation();
   device_pool_reuse_follows_stream_order();
   pinned_pool_reuse_waits_for_streams();
   release_after_leaving_a_destroyed_stream();

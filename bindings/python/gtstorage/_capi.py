@@ -16,6 +16,8 @@ import os
 import sys
 from typing import List, Optional
 
+from . import _args
+
 # ---------------------------------------------------------------------------------------------
 # The header itself: constants and enum values (without the GTSTORAGE_ prefix: MAX_NDIM, OK,
 # ERROR_INVALID_ARGUMENT, SYNC_HOST_DIRTY, SLICE_NONE, NULL_HANDLE …), the typedefs (handle_t,
@@ -297,8 +299,10 @@ def int64_array(values) -> "ctypes.Array":
     return (ctypes.c_int64 * max(len(values), 1))(*values)
 
 
-def int32_array(values) -> "ctypes.Array":
-    values = list(values)
+def int32_array(values, name: str) -> "ctypes.Array":
+    """@p values as a C int32 array; ctypes would truncate an int beyond int32 modulo 2**32
+    (4294967297 becomes 1), so such a value is an OverflowError naming @p name."""
+    values = _args.int_sequence(name, values, low=_args.INT32_MIN, high=_args.INT32_MAX)
     return (ctypes.c_int32 * max(len(values), 1))(*values)
 
 

@@ -142,7 +142,7 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
         lay = _ints("layout", layout)
         if len(lay) != ndim:
             raise ValueError(f"layout {tuple(lay)} has {len(lay)} entries for {ndim} dimensions")
-        s.layout = o.ptr(_capi.int32_array(lay), ctypes.c_int32)
+        s.layout = o.ptr(_capi.int32_array(lay, "layout"), ctypes.c_int32)
         o.params["layout_given"] = True
 
     if isinstance(halo, (numbers.Integral, np.integer)) and not isinstance(halo, bool):

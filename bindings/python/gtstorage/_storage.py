@@ -585,8 +585,12 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
                 raise TypeError(f"transpose: axes must be ints, got {axes!r}") from None
         if len(perm) != ndim:
             raise ValueError(f"transpose: {len(perm)} axes given for a storage of ndim {ndim}")
+        for given in perm:
+            if not -ndim <= given < ndim:  # also before the C int32 array truncates it
+                raise ValueError(f"transpose: axis {given} is out of bounds for a storage of "
+                                 f"ndim {ndim}")
         perm = [p + ndim if p < 0 else p for p in perm]
-        arr = _capi.int32_array(perm)
+        arr = _capi.int32_array(perm, "transpose: axes")
         return self._view(_new_handle(lib.gtstorage_transpose, self._handle, arr, len(perm),
                                       context="transpose"))
 

@@ -121,6 +121,17 @@ inline void check_stream_call(gpuError_t e, const char* fn, uint64_t stream) {
   raise_error(e, fn);
 }
 
+// Whether @p stream is known to name no live stream: only the simulated runtime knows its
+// streams (a real one cannot check a handle, and may crash on a dead one).
+inline bool runtime_knows_dead(uint64_t stream) noexcept {
+#if defined(GTS_GPU_SIM)
+  return !default_stream_handle(stream) && !control::stream_is_live(to_stream(stream));
+#else
+  (void)stream;
+  return false;
+#endif
+}
+
 #if defined(GTS_GPU_RUNTIME_VERSION)
 // "12.4" for 12040.
 std::string cuda_version_text(int v) {
@@ -437,8 +448,14 @@ class gpu_backend final : public backend {
     }
     if (kind == memory_kind::device) {
       const int dev = checked_device(device_id);
-      if (gpuMemPool_t pool = storage_pool_for(dev)) {
-        return allocate_device_pooled(bytes, alignment, power_of_two, dev, pool, stream);
+      // A block larger than the limit is never kept (docs/memory-pools.md), so it does not come
+      // from the pool either: released there, the runtime would keep it until the device's next
+      // synchronization, above the limit (issue 23, F13).
+      const int64_t limit = device_pool_limit();
+      if (limit < 0 || bytes <= static_cast<uint64_t>(limit)) {
+        if (gpuMemPool_t pool = storage_pool_for(dev)) {
+          return allocate_device_pooled(bytes, alignment, power_of_two, dev, pool, stream);
+        }
       }
     }
     return allocate(bytes, alignment, kind, device_id);
@@ -610,6 +627,10 @@ class gpu_backend final : public backend {
     s.join_back();
   }
 
+  bool stream_known_dead(uint64_t stream) const noexcept override {
+    return runtime_knows_dead(stream);
+  }
+
   void synchronize(uint64_t stream) override {
     require_devices();
     if (!default_stream_handle(stream)) {
@@ -724,6 +745,26 @@ class gpu_backend final : public backend {
         break;
     }
     return pi;
+  }
+
+  bool allocation_range(const void* ptr, const void** base, std::size_t* bytes) noexcept override {
+    if (ptr == nullptr) return false;
+    const pointer_info pi = query_pointer(ptr);
+    if (pi.owned) {
+      *base = pi.base;
+      *bytes = pi.bytes;
+      return true;
+    }
+    if (pi.space == pointer_space::host) return false;  // no runtime range for host memory
+    void* b = nullptr;
+    std::size_t n = 0;
+    if (gpu_address_range(ptr, &b, &n) != gpuSuccess) {
+      (void)gpuGetLastError();
+      return false;
+    }
+    *base = b;
+    *bytes = n;
+    return true;
   }
 
   uint64_t create_stream(int device_id) override {

@@ -120,6 +120,12 @@ inline gpu_space gpu_pointer_space(const gpuPointerAttributes& a) {
   return gpu_space::host;
 }
 
+/// The allocation (base, bytes) that contains @p ptr, as the runtime knows it (device, managed
+/// or pinned memory of any allocator); an error for any other address.
+inline gpuError_t gpu_address_range(const void* ptr, void** base, std::size_t* bytes) {
+  return hipMemGetAddressRange(base, bytes, const_cast<void*>(ptr));
+}
+
 /// Errors after which the device is unusable for the rest of the process.
 inline bool gpu_sticky_error(gpuError_t e) {
   return e == hipErrorIllegalAddress || e == hipErrorLaunchFailure || e == hipErrorAssert ||
@@ -303,6 +309,39 @@ inline gpu_space gpu_pointer_space(const gpuPointerAttributes& a) {
       return gpu_space::host;
   }
 }
+
+/// The allocation (base, bytes) that contains @p ptr, as the runtime knows it (device, managed
+/// or pinned memory of any allocator); an error for any other address. CUDA has it in the
+/// driver API only (cuMemGetAddressRange), reached through the runtime's entry-point query so
+/// that the library still links the static runtime alone; the simulated runtime has the same
+/// call with the runtime's types.
+#if defined(GTS_GPU_SIM)
+inline gpuError_t gpu_address_range(const void* ptr, void** base, std::size_t* bytes) {
+  return cuMemGetAddressRange(base, bytes, ptr);
+}
+#else
+inline gpuError_t gpu_address_range(const void* ptr, void** base, std::size_t* bytes) {
+  // CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, size_t* size, CUdeviceptr ptr), with
+  // CUdeviceptr a 64-bit unsigned integer and CUDA_SUCCESS 0.
+  using range_fn = int (*)(unsigned long long*, std::size_t*, unsigned long long);
+  static const range_fn fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return range_fn(nullptr);
+    }
+    return reinterpret_cast<range_fn>(f);
+  }();
+  if (fn == nullptr) return cudaErrorNotSupported;
+  unsigned long long b = 0;
+  if (fn(&b, bytes, reinterpret_cast<uintptr_t>(ptr)) != 0) return cudaErrorInvalidValue;
+  *base = reinterpret_cast<void*>(static_cast<uintptr_t>(b));
+  return cudaSuccess;
+}
+#endif
 
 /// Errors after which the device (its context) is unusable for the rest of the process.
 inline bool gpu_sticky_error(gpuError_t e) {

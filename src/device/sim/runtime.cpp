@@ -1405,6 +1405,22 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
   return cudaSuccess;
 }
 
+cudaError_t cuMemGetAddressRange(void** base, std::size_t* bytes, const void* ptr) {
+  runtime_state& s = state();
+  if (base == nullptr || bytes == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(s.mu);
+  if (const cudaError_t e = init_error(s)) return ret(e);
+  allocation* a = ptr == nullptr ? nullptr : find(s, ptr);
+  const auto* p = static_cast<const std::byte*>(ptr);
+  if (a == nullptr || !a->live || p < a->user ||
+      p >= a->user + std::max<std::size_t>(a->bytes, 1)) {
+    return ret(cudaErrorInvalidValue);
+  }
+  *base = a->user;
+  *bytes = a->bytes;
+  return cudaSuccess;
+}
+
 cudaError_t cudaMallocFromPoolAsync(void** ptr, std::size_t bytes, cudaMemPool_t pool_handle,
                                     cudaStream_t h) {
   runtime_state& s = state();
@@ -1996,6 +2012,13 @@ int64_t pending_operations() {
     for (const op_ptr& d : o->deps) add(d);
   }
   return static_cast<int64_t>(seen.size());
+}
+
+bool stream_is_live(cudaStream_t stream) {
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
+  runtime_state& s = state();
+  std::lock_guard<std::mutex> lk(s.mu);
+  return s.streams.find(stream) != s.streams.end();
 }
 
 live_memory live_allocations() {

@@ -99,6 +99,11 @@ void reset_counters();
 /// The memcheck reports (one line each) since start or the last call; clears them.
 std::vector<std::string> take_memcheck_reports();
 
+/// True when @p stream is 0, cudaStreamLegacy, cudaStreamPerThread or a stream that was created
+/// and not destroyed. Unlike the runtime's calls, asking about a dead handle is not counted in
+/// counters::dead_handles: this is how a caller checks a handle before using it.
+bool stream_is_live(cudaStream_t stream);
+
 /// Number of queued operations that have not run yet, on every device.
 int64_t pending_operations();
 

@@ -209,6 +209,10 @@ cudaError_t cudaHostAlloc(void** ptr, std::size_t bytes, unsigned flags);
 cudaError_t cudaMallocHost(void** ptr, std::size_t bytes);
 cudaError_t cudaFreeHost(void* ptr);
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr);
+/// The driver API's cuMemGetAddressRange with the runtime's types: the start and size of the
+/// live allocation (device, pool, managed or pinned) that contains @p ptr;
+/// cudaErrorInvalidValue for any other address.
+cudaError_t cuMemGetAddressRange(void** base, std::size_t* bytes, const void* ptr);
 
 cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t stream);
 cudaError_t cudaMallocFromPoolAsync(void** ptr, std::size_t bytes, cudaMemPool_t pool,
