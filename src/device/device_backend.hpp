@@ -216,6 +216,24 @@ class backend {
   std::unique_ptr<counters_impl> counters_;
 };
 
+/// Runs @p enqueue, which queues work on @p stream of @p be. Where it fails part-way, what it
+/// queued before the failure may still read or write buffers the caller frees as the error
+/// unwinds (a staging vector, the caller's array, a storage released next): the stream is
+/// waited for first (a failed device runs nothing more), then the error goes on.
+template <class Enqueue>
+void enqueue_or_drain(backend& be, uint64_t stream, Enqueue&& enqueue) {
+  try {
+    enqueue();
+  } catch (...) {
+    try {
+      be.synchronize(stream);
+    } catch (...) {
+      // The first error is the one reported.
+    }
+    throw;
+  }
+}
+
 /// The active backend (chosen from GTSTORAGE_DEVICE_BACKEND or set_backend(); "auto" prefers
 /// cuda, then hip, then none). Never null: a "none" backend reports 0 devices and throws no_device.
 /// An invalid GTSTORAGE_DEVICE_BACKEND value makes this throw (invalid_argument / unsupported,

@@ -257,11 +257,15 @@ void buffer_set::copy_side(side to, uint64_t stream) {
   for (int d = 0; same_layout && d < dst.full.ndim; ++d) {
     same_layout = dst.full.strides[d] == src.full.strides[d];
   }
+  // A transfer that fails part-way is drained before the error goes on: nothing records it as
+  // pending, and the release that may follow must not free memory it still writes.
   if (same_layout && dst.dense_allocation && src.dense_allocation && dst.bytes == src.bytes) {
-    be.copy(dst.base, src.base, static_cast<size_t>(src.bytes), dir, stream);
+    device::enqueue_or_drain(be, stream, [&] {
+      be.copy(dst.base, src.base, static_cast<size_t>(src.bytes), dir, stream);
+    });
     moved = src.bytes;
   } else {
-    be.copy_strided(dst.full, src.full, dir, stream);
+    device::enqueue_or_drain(be, stream, [&] { be.copy_strided(dst.full, src.full, dir, stream); });
     moved = src.full.size() * src.full.type.itemsize;
   }
   if (to == side::device) {

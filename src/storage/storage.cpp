@@ -169,16 +169,18 @@ bool copy_arrays(const strided_array& dst, bool dst_host, const strided_array& s
     return false;
   }
   device::backend& be = backend != nullptr ? *backend : device::active();
+  // A copy that fails part-way leaves what it queued before the failure on the stream, writing
+  // into memory the caller frees next (a staging vector below, the caller's array): drained.
   auto device_copy = [&](const strided_array& to, const strided_array& from,
                          device::direction dir) {
-    be.copy_strided(to, from, dir, stream);
+    device::enqueue_or_drain(be, stream, [&] { be.copy_strided(to, from, dir, stream); });
     be.synchronize(stream);
     count_transfer(dir, from, counters);
   };
   if (dst.type == src.type) {
     if (!wait) {
       const device::direction dir = direction_of(dst_host, src_host);
-      be.copy_strided(dst, src, dir, stream);
+      device::enqueue_or_drain(be, stream, [&] { be.copy_strided(dst, src, dir, stream); });
       count_transfer(dir, src, counters);
       return true;
     }
@@ -672,7 +674,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
     if (host_side && managed != managed_kind::unified) {
       kernels::fill(target, value);
     } else {
-      be->fill(target, value, 0);
+      device::enqueue_or_drain(*be, 0, [&] { be->fill(target, value, 0); });
       be->synchronize(0);
     }
   };
@@ -1135,8 +1137,9 @@ void storage::fill(const void* value) {
   if (host_accessible(*this, ds) && buffers->get(ds).kind != device::memory_kind::unified) {
     kernels::fill(a, value);
   } else {
-    buffers->backend->fill(a, value, stream);
-    buffers->backend->synchronize(stream);
+    device::backend& be = *buffers->backend;
+    device::enqueue_or_drain(be, stream, [&] { be.fill(a, value, stream); });
+    be.synchronize(stream);
   }
   finish_write(*this, ds);
 }

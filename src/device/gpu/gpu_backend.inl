@@ -644,11 +644,20 @@ class gpu_backend final : public backend {
     // backend has used.
     mark_used(current_device());
     const int n = count_.load(std::memory_order_acquire);
+    std::exception_ptr first;
     for (int d = 0; d < n; ++d) {
       if (!used(d)) continue;
-      device_guard g(d);
-      check(gpuStreamSynchronize(to_stream(stream)), GTS_GPU_FN(StreamSynchronize));
+      try {
+        device_guard g(d);
+        check(gpuStreamSynchronize(to_stream(stream)), GTS_GPU_FN(StreamSynchronize));
+      } catch (...) {
+        // The other devices are still waited for: a caller frees its buffers once this
+        // returns or throws, and their queued work may write them (a failed device runs
+        // nothing more). The first failure is reported afterwards.
+        if (!first) first = std::current_exception();
+      }
     }
+    if (first) std::rethrow_exception(first);
   }
 
   void synchronize_device(int device_id) override {
