@@ -18,9 +18,14 @@
 #      CUDA runtime (ctest -L simgpu)
 #   6. clang-tidy on src/ (tools/run-clang-tidy.sh, the checks of .clang-tidy, zero findings);
 #      the clang-format check is the CTest test lint.format of step 1
+#   7. the libFuzzer target over the C ABI (tools/fuzz.sh: tests/fuzz/fuzz_capi.cpp built with
+#      clang, coverage + ASan + UBSan, on the host and the emulated device): the seed corpus and
+#      every regression input replayed, then GTSTORAGE_FUZZ_SECONDS (default 120) of fuzzing
 # Every step runs even if an earlier one failed; the exit status is non-zero if any failed.
 # Environment: JOBS (default 2), GTSTORAGE_BUILD_DIR (normal build, default build/release),
-# GTSTORAGE_ASAN_BUILD_DIR (default build/asan).
+# GTSTORAGE_ASAN_BUILD_DIR (default build/asan), GTSTORAGE_FUZZ_BUILD_DIR (default build/fuzz),
+# GTSTORAGE_FUZZ_SECONDS (step 7's fuzzing time, default 120; 0 builds and replays only),
+# GTSTORAGE_FUZZ_SEED (step 7's libFuzzer seed, default 1).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/tools/script-lib.sh"
 
@@ -121,7 +126,8 @@ tsan_build_and_tests() {
     cmake --build "$tsan_build" -j "$GTS_JOBS" --target test_threads test_sim_runtime \
       test_sim_backend test_sim_storage test_sim_error_sweep test_sim_interop_streams \
       test_sync_state_machine test_device_backends test_dlpack_import test_edge_shapes \
-      test_alignment_gt4py test_pools test_copy_sides || return 1
+      test_alignment_gt4py test_pools test_copy_sides test_sim_queued_work \
+      test_campaign_findings || return 1
   # GCC 12's TSan runtime does not expect the address-space layout of kernels with high mmap
   # randomization; without ASLR (where the sandbox allows it) it runs on any of them.
   local ctest_runner=()
@@ -170,6 +176,31 @@ lint_tidy() {
   JOBS="$GTS_JOBS" "$GTS_REPO/tools/run-clang-tidy.sh" "$GTS_REPO/build/lint"
 }
 
+fuzz_build=${GTSTORAGE_FUZZ_BUILD_DIR:-$GTS_REPO/build/fuzz}
+fuzz_seconds=${GTSTORAGE_FUZZ_SECONDS:-120}
+# The fuzz target: build (about a minute on 2 cores), replay of the seed corpus and regression
+# inputs (the CTest test fuzz.replay), bounded fuzzing. On a finding, the lines that say what and
+# where (the sanitizer's or the target's report, the crash file, its base64) go into the report.
+fuzz_build_and_run() {
+  local log rc=0
+  log=$(mktemp)
+  # A fixed seed (GTSTORAGE_FUZZ_SEED, default 1): from the checked-in corpus, CI repeats the
+  # same mutations run after run, so what passed here passes there; by hand, tools/fuzz.sh
+  # draws a new seed each run.
+  FUZZ_BUILD_DIR=$fuzz_build FUZZ_SECONDS=$fuzz_seconds JOBS=$GTS_JOBS \
+    "$GTS_REPO/tools/fuzz.sh" "$fuzz_seconds" -seed="${GTSTORAGE_FUZZ_SEED:-1}" 2>&1 |
+    tee "$log" || rc=$?
+  if ((rc)); then
+    {
+      echo "==== fuzzing failed (exit $rc); what it found:"
+      grep -E 'ERROR: |FINDING|SUMMARY: |runtime error: |Test unit written|^Base64: |crash files:|^   /|^FAILED |fuzz\.sh: ' \
+        "$log" | tail -n 40
+    } >>"$failure_report"
+  fi
+  rm -f "$log"
+  return $rc
+}
+
 gts_install_deps
 echo "gtstorage tests: $(nproc) cores, JOBS=$GTS_JOBS, nvcc: $(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || echo none)"
 
@@ -191,6 +222,7 @@ fi
 run_step "ThreadSanitizer build and thread tests ($tsan_build)" tsan_build_and_tests
 
 run_step "clang-tidy on src/ (tools/run-clang-tidy.sh)" lint_tidy
+run_step "fuzz target over the C ABI ($fuzz_build, ${fuzz_seconds} s of fuzzing)" fuzz_build_and_run
 
 if [[ -s $failure_report ]]; then
   gts_step "failed tests (their output again)"

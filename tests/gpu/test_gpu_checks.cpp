@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <functional>
 #include <stdexcept>
@@ -215,6 +216,101 @@ void device_minus_one_after_cudaSetDevice(backend& be, const device_properties&)
 
 }  // namespace
 
+// Issue 23, F6, on the GPU (docs/architecture.md, "Work left queued"): an asynchronous
+// gtstorage_copy_sides, then the release of its destination or source, then a new zeroed
+// storage that takes the released block from its pool. The application's stream is held up by
+// a host function that sleeps, so the copy queued behind it is certainly pending at the
+// release: a release that does not wait for it lets the copy land in the next storage (or read
+// its zeros). Device, pageable and pinned host memory, both directions; through the public API.
+void sleep_on_stream(void* /*user*/) {
+  timespec t{0, 200 * 1000 * 1000};
+  nanosleep(&t, nullptr);
+}
+
+gtstorage_handle create_field(int32_t device, int32_t host_memory, const char* what) {
+  static const int64_t shape[3] = {64, 64, 32};  // 1 MiB of f8
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = 3;
+  o.shape = shape;
+  o.preset = "gt:gpu";
+  o.device = device;
+  o.host_memory = host_memory;
+  o.init = GTSTORAGE_INIT_ZEROS;
+  gtstorage_handle h = 0;
+  if (gtstorage_create(&o, &h) != GTSTORAGE_OK) {
+    throw std::runtime_error(std::string(what) + ": " + gtstorage_last_error());
+  }
+  return h;
+}
+
+int64_t count_not(gtstorage_handle h, double want) {
+  std::vector<double> v(64 * 64 * 32, -1.0);
+  const int64_t shape[3] = {64, 64, 32};
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  a.ndim = 3;
+  a.shape = shape;
+  a.data = v.data();
+  if (gtstorage_copy_to_array(&a, h) != GTSTORAGE_OK)
+    throw std::runtime_error(gtstorage_last_error());
+  int64_t n = 0;
+  for (double x : v) n += x != want;
+  return n;
+}
+
+void queued_work_is_waited_for(backend&, const device_properties&) {
+  EXPECT(gtstorage_set_device_backend("cuda") == GTSTORAGE_OK, "%s", gtstorage_last_error());
+  cudaStream_t s = nullptr;
+  ok(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  struct kind {
+    const char* name;
+    int32_t device, host_memory, side;
+  };
+  const kind dev{"device", GTSTORAGE_DEVICE_GPU, GTSTORAGE_HOST_PAGEABLE, GTSTORAGE_SIDE_DEVICE};
+  const kind hosts[] = {
+      {"pageable host", GTSTORAGE_DEVICE_CPU, GTSTORAGE_HOST_PAGEABLE, GTSTORAGE_SIDE_HOST},
+      {"pinned host", GTSTORAGE_DEVICE_CPU, GTSTORAGE_HOST_PINNED, GTSTORAGE_SIDE_HOST}};
+  for (const kind& host : hosts) {
+    for (const bool to_host : {true, false}) {
+      for (const bool release_destination : {true, false}) {
+        const kind& from = to_host ? dev : host;
+        const kind& to = to_host ? host : dev;
+        const kind& released = release_destination ? to : from;
+        const std::string row = std::string(from.name) + " -> " + to.name + ", " +
+                                (release_destination ? "destination" : "source") + " released";
+        const gtstorage_handle src = create_field(from.device, from.host_memory, row.c_str());
+        const gtstorage_handle dst = create_field(to.device, to.host_memory, row.c_str());
+        EXPECT(gtstorage_fill_double(src, 1.0) == GTSTORAGE_OK, "%s", gtstorage_last_error());
+        ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        const gtstorage_handle gone = release_destination ? dst : src;
+        const gtstorage_handle kept = release_destination ? src : dst;
+        void* block = nullptr;
+        EXPECT(gtstorage_data(gone, released.side, &block) == GTSTORAGE_OK, "%s",
+               gtstorage_last_error());
+        ok(cudaLaunchHostFunc(s, sleep_on_stream, nullptr), "cudaLaunchHostFunc");
+        EXPECT(gtstorage_copy_sides(dst, to.side, src, from.side, reinterpret_cast<uint64_t>(s),
+                                    GTSTORAGE_COPY_FLAG_ASYNC) == GTSTORAGE_OK,
+               "%s: %s", row.c_str(), gtstorage_last_error());
+        EXPECT(gtstorage_release(gone) == GTSTORAGE_OK, "%s", gtstorage_last_error());
+        const gtstorage_handle next =
+            create_field(released.device, released.host_memory, row.c_str());
+        void* next_block = nullptr;
+        EXPECT(gtstorage_data(next, released.side, &next_block) == GTSTORAGE_OK, "%s",
+               gtstorage_last_error());
+        ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        const int64_t lost = count_not(next, 0.0), wrong = count_not(kept, 1.0);
+        EXPECT(lost == 0, "%s: %lld of the next storage's zeros lost (%s block)", row.c_str(),
+               static_cast<long long>(lost), next_block == block ? "same" : "another");
+        EXPECT(wrong == 0, "%s: %lld values of the surviving storage wrong", row.c_str(),
+               static_cast<long long>(wrong));
+        if (next_block != block) std::printf("  note: %s: the block was not reused\n", row.c_str());
+        gtstorage_release(next);
+        gtstorage_release(kept);
+      }
+    }
+  }
+  ok(cudaStreamDestroy(s), "cudaStreamDestroy");
+}
+
 int main() {
   backend& be = get_backend("cuda");
   const char* require = std::getenv("GTSTORAGE_TEST_REQUIRE_GPU");
@@ -234,6 +330,7 @@ int main() {
       {"unified memory prefetch", unified_prefetch},
       {"2-D copy beyond cudaDevAttrMaxPitch is staged", pitch_beyond_the_copy_engine},
       {"device -1 after cudaSetDevice(1)", device_minus_one_after_cudaSetDevice},
+      {"work left queued is waited for by the release (issue 23, F6)", queued_work_is_waited_for},
   };
   for (const auto& [name, f] : checks) run(name, [&] { f(be, p); });
   std::printf("test_gpu_checks: %d failure(s)\n", failed);
