@@ -165,17 +165,21 @@ bool take_parked(std::size_t request, std::size_t align, host_block& out) {
 // block is not a small heap block or the slot is gone.
 bool park(const host_block& block) noexcept {
 #if GTS_PARK_BLOCKS
-  // A pooled block goes back to the pool: parked, it would stay counted as in use there, out of
-  // reach of a trim (issue 23, F4), and the pool serves it again as well.
-  if (block.pooled || block.mapped || block.shift != 0 || block.bytes > park_limit ||
+  if (block.mapped || block.shift != 0 || block.bytes > park_limit ||
       block.alignment > header_align_limit) {
     return false;
   }
   parked_block& p = tls_ref(parked);
   if (p.dead) return false;
   if (!p.reaper_set) register_reaper(p);
+  // A pooled block leaves the pool's books as it is parked: it is in no storage's use any more
+  // (it stayed counted in the pool's in-use bytes, issue 23, F4), and from now on it is this
+  // thread's unpooled block, freed directly when it leaves the slot. Only its first park costs
+  // the pool's lock; a create + release loop then parks and takes it without the pool.
+  if (block.pooled) host_pool().released(block.bytes);
   const host_block previous = p.block;
   p.block = block;
+  p.block.pooled = false;
   p.block.fresh_zero = false;
   if (previous.ptr != nullptr) give_back(previous);
   return true;

@@ -518,9 +518,12 @@ void write_elements(region& g, std::byte* elem0, const layout& l, const dtype_in
 // Returns element 0's address, or nullptr if the runtime refused the allocation (or the span is
 // beyond what the target lends: the arrays it builds are small).
 std::byte* lay_out(reader& r, region& g, mem_kind kind, int device, const layout& l,
-                   int64_t misalign, int64_t extra_before = 0) {
-  const int64_t slack = r.pick(3) * 8;
-  const int64_t span = l.elements == 0 ? l.itemsize : l.hi - l.lo;
+                   int64_t misalign, int64_t extra_before = 0, bool exact = false) {
+  // Bytes past the last element (none where the memory must end exactly there: F3's tensors
+  // larger than their memory would otherwise fit in the slack).
+  const int64_t slack = r.pick(3) * 8 * (exact ? 0 : 1);
+  int64_t span = l.itemsize;
+  if (l.elements != 0 && __builtin_sub_overflow(l.hi, l.lo, &span)) return nullptr;  // huge
   if (l.elements > (int64_t(1) << 24) || span <= 0 || span > (int64_t(1) << 28)) return nullptr;
   if (!allocate(g, kind, device, static_cast<size_t>(extra_before + misalign + span + slack))) {
     return nullptr;
@@ -1621,7 +1624,7 @@ void op_dlpack_import(reader& r) {
     span = l;
     span.hi = std::max<int64_t>(l.itemsize, l.hi / 2);
   }
-  std::byte* elem0 = lay_out(r, g, kind, device, span, misalign, before);
+  std::byte* elem0 = lay_out(r, g, kind, device, span, misalign, before, small_alloc);
   if (elem0 == nullptr) return;
   if (small_alloc) {  // the memory as it is (nothing written: the elements do not fit)
     const auto* now = reinterpret_cast<const unsigned char*>(g.base);
