@@ -224,12 +224,12 @@ void async_copy_then_release(memory from, memory to, bool release_destination, b
   end(slate, row);
 }
 
-// The minimal sequence: one mirror storage, its device side copied into its host side
-// asynchronously (and the other way), then the storage released at once.
-void async_copy_within_a_mirror_then_release(memory m, int32_t to_side, bool pooled) {
-  const std::string row = std::string("copy_sides async within a ") + name_of(m) + " to " +
-                          (to_side == GTSTORAGE_SIDE_HOST ? "host" : "device") + ", " +
-                          (pooled ? "pooled reuse" : "pool off");
+// One mirror storage, a transfer between its sides queued asynchronously by @p queue (given
+// the storage, the side it moves from, and the stream), then the storage released at once: the
+// next mirror of that memory takes both blocks from the pools and must keep its zeros.
+template <class Queue>
+void mirror_row(const std::string& row, memory m, int32_t to_side, bool pooled, const char* what,
+                Queue&& queue) {
   const clean_slate slate = begin();
   sim::cudaStream_t s = nullptr;
   CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
@@ -238,8 +238,7 @@ void async_copy_within_a_mirror_then_release(memory m, int32_t to_side, bool poo
   const gtstorage_handle h = source(m, from_side, pooled);
   const void* host_block = data_of(h, GTSTORAGE_SIDE_HOST);
   const void* device_block = data_of(h, GTSTORAGE_SIDE_DEVICE);
-  GTS_OK(gtstorage_copy_sides(h, to_side, h, from_side, reinterpret_cast<uint64_t>(s),
-                              GTSTORAGE_COPY_FLAG_ASYNC));
+  queue(h, from_side, reinterpret_cast<uint64_t>(s));
   GTS_OK(gtstorage_release(h));
   reach_the_release();
   const gtstorage_handle next = create(m, pooled);
@@ -253,49 +252,39 @@ void async_copy_within_a_mirror_then_release(memory m, int32_t to_side, bool poo
   CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
   for (const int32_t side : {GTSTORAGE_SIDE_HOST, GTSTORAGE_SIDE_DEVICE}) {
     CHECK_MSG(count_not(raw_read(next, side), 0.0) == 0,
-              "%s: the next storage's %s side lost its zeros to the queued copy", row.c_str(),
-              side == GTSTORAGE_SIDE_HOST ? "host" : "device");
+              "%s: the next storage's %s side lost its zeros to the queued %s", row.c_str(),
+              side == GTSTORAGE_SIDE_HOST ? "host" : "device", what);
   }
   GTS_OK(gtstorage_release(next));
   CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
   end(slate, row);
 }
 
+std::string mirror_row_name(const char* call, memory m, int32_t to_side, bool pooled) {
+  return std::string(call) + name_of(m) + " to " +
+         (to_side == GTSTORAGE_SIDE_HOST ? "host" : "device") + ", " +
+         (pooled ? "pooled reuse" : "pool off");
+}
+
+// The minimal sequence: one mirror storage, its device side copied into its host side
+// asynchronously (and the other way), then the storage released at once.
+void async_copy_within_a_mirror_then_release(memory m, int32_t to_side, bool pooled) {
+  mirror_row(
+      mirror_row_name("copy_sides async within a ", m, to_side, pooled), m, to_side, pooled, "copy",
+      [&](gtstorage_handle h, int32_t from_side, uint64_t stream) {
+        GTS_OK(gtstorage_copy_sides(h, to_side, h, from_side, stream, GTSTORAGE_COPY_FLAG_ASYNC));
+      });
+}
+
 // ------------------------------------------------------------------------------------------------
 // gtstorage_sync_to_async (and the deprecated gtstorage_sync_async) on a mirror
 
 void async_sync_then_release(memory m, int32_t to_side, bool pooled) {
-  const std::string row = std::string("sync_to_async ") + name_of(m) + " to " +
-                          (to_side == GTSTORAGE_SIDE_HOST ? "host" : "device") + ", " +
-                          (pooled ? "pooled reuse" : "pool off");
-  const clean_slate slate = begin();
-  sim::cudaStream_t s = nullptr;
-  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
-  const int32_t from_side =
-      to_side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SIDE_DEVICE : GTSTORAGE_SIDE_HOST;
-  const gtstorage_handle h = source(m, from_side, pooled);
-  GTS_OK(gtstorage_modify(h, from_side, GTSTORAGE_SYNC_FLAG_FORCE));
-  const void* host_block = data_of(h, GTSTORAGE_SIDE_HOST);
-  const void* device_block = data_of(h, GTSTORAGE_SIDE_DEVICE);
-  GTS_OK(gtstorage_sync_to_async(h, to_side, 0, reinterpret_cast<uint64_t>(s)));
-  GTS_OK(gtstorage_release(h));
-  reach_the_release();
-  const gtstorage_handle next = create(m, pooled);
-  if (pooled) {
-    CHECK_MSG(data_of(next, GTSTORAGE_SIDE_HOST) == host_block &&
-                  data_of(next, GTSTORAGE_SIDE_DEVICE) == device_block,
-              "%s: the released blocks were not reused", row.c_str());
-  }
-  GTS_OK(gtstorage_sync_to(next, GTSTORAGE_SIDE_DEVICE, 0));
-  CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
-  for (const int32_t side : {GTSTORAGE_SIDE_HOST, GTSTORAGE_SIDE_DEVICE}) {
-    CHECK_MSG(count_not(raw_read(next, side), 0.0) == 0,
-              "%s: the next storage's %s side lost its zeros to the queued transfer", row.c_str(),
-              side == GTSTORAGE_SIDE_HOST ? "host" : "device");
-  }
-  GTS_OK(gtstorage_release(next));
-  CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
-  end(slate, row);
+  mirror_row(mirror_row_name("sync_to_async ", m, to_side, pooled), m, to_side, pooled, "transfer",
+             [&](gtstorage_handle h, int32_t from_side, uint64_t stream) {
+               GTS_OK(gtstorage_modify(h, from_side, GTSTORAGE_SYNC_FLAG_FORCE));
+               GTS_OK(gtstorage_sync_to_async(h, to_side, 0, stream));
+             });
 }
 
 // Unified memory: sync_to_async prefetches the pages on the stream; the release (cudaFree, or a
