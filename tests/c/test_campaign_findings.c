@@ -293,21 +293,14 @@ static void messages_name_the_callers_parameter(void** state) {
   GTS_OK(gtstorage_set_device_backend("emulated"));
 }
 
-static int no_leaks(void** state) {
-  (void)state;
-  gtstorage_stats s = GTSTORAGE_STATS_INIT;
-  if (gtstorage_get_stats(&s) != GTSTORAGE_OK) return -1;
-  return (s.live_handles == 0 && s.live_buffers == 0) ? 0 : -1;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(empty_wraps_report_a_non_null_address, no_leaks),
-      cmocka_unit_test_teardown(device_wraps_must_fit_their_allocation, no_leaks),
-      cmocka_unit_test_teardown(released_blocks_are_not_in_use, no_leaks),
-      cmocka_unit_test_teardown(host_side_of_a_unified_pair_is_filled_on_the_host, no_leaks),
-      cmocka_unit_test_teardown(device_blocks_larger_than_the_limit_are_not_kept, no_leaks),
-      cmocka_unit_test_teardown(messages_name_the_callers_parameter, no_leaks),
+      GTS_TEST(empty_wraps_report_a_non_null_address),
+      GTS_TEST(device_wraps_must_fit_their_allocation),
+      GTS_TEST(released_blocks_are_not_in_use),
+      GTS_TEST(host_side_of_a_unified_pair_is_filled_on_the_host),
+      GTS_TEST(device_blocks_larger_than_the_limit_are_not_kept),
+      GTS_TEST(messages_name_the_callers_parameter),
   };
   return cmocka_run_group_tests_name("campaign findings (issue 23)", tests, use_emulated, NULL);
 }
