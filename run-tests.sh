@@ -13,6 +13,9 @@
 #      GT4Py integration test (tests/gt4py/run.sh: real gt4py==1.2.3 stencils on gtstorage
 #      fields, in a Python 3.12 venv cached in the build directory; skipped with a "SKIPPED:"
 #      line without Python 3.12 or network)
+#   3b. libgtstorage_python's tests (tests/bridge/run.sh: C and Fortran programs, the mini-model
+#      on 1 and 4 MPI processes, embedding the Python 3.12 of the GT4Py venv of step 3, which
+#      they need; CTest label "bridge", which the CTest runs of steps 1 and 2 skip)
 #   4. HIP backend build (Debian's hipcc) and the device tests against it
 #   5. ThreadSanitizer build: the C thread and pool tests and the device suite on the simulated
 #      CUDA runtime (ctest -L simgpu)
@@ -146,6 +149,11 @@ python_tests() {
     bash "$GTS_REPO/tests/python/run.sh" "$GTS_BUILD"
 }
 
+bridge_tests() {
+  run_logged "libgtstorage_python tests" env JOBS="$GTS_JOBS" \
+    bash "$GTS_REPO/tests/bridge/run.sh" "$GTS_BUILD"
+}
+
 gt4py_tests() {
   run_logged "GT4Py integration test" env JOBS="$GTS_JOBS" \
     bash "$GTS_REPO/tests/gt4py/run.sh" "$GTS_BUILD"
@@ -213,6 +221,9 @@ if [[ -f $GTS_REPO/tests/python/run.sh ]] && [[ ! " ${failed[*]-} " =~ "normal b
 fi
 if [[ -f $GTS_REPO/tests/gt4py/run.sh ]] && [[ ! " ${failed[*]-} " =~ "normal build" ]]; then
   run_step "GT4Py integration test (tests/gt4py/run.sh)" gt4py_tests
+fi
+if [[ -f $GTS_REPO/tests/bridge/run.sh ]] && [[ ! " ${failed[*]-} " =~ "normal build" ]]; then
+  run_step "libgtstorage_python tests (tests/bridge/run.sh)" bridge_tests
 fi
 run_step "HIP backend build and device tests ($hip_build_dir)" hip_build_and_tests
 run_step "sanitizer build ($asan_build, address+undefined)" asan_build

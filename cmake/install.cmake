@@ -24,6 +24,15 @@ if(TARGET gtstorage_mpi)
   set_target_properties(gtstorage_mpi PROPERTIES EXPORT_NAME mpi)
 endif()
 
+# libgtstorage_python (component Python), in the same export set: gtstorage::python. It links
+# the Python it embeds (its libpython path is recorded in the library's NEEDED entry).
+if(TARGET gtstorage_embed)
+  install(TARGETS gtstorage_embed EXPORT gtstorageTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  set_target_properties(gtstorage_embed PROPERTIES EXPORT_NAME python)
+endif()
+
 # Every public header under include/ (gtstorage.h, gtstorage_experimental.h, gtstorage_mpi.h).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT dev FILES_MATCHING PATTERN "*.h")
@@ -102,6 +111,14 @@ if(TARGET gtstorage_mpi)
                  @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/gtstorage-mpi.pc DESTINATION ${GTSTORAGE_INSTALL_PKGCONFIGDIR}
     COMPONENT dev)
+endif()
+
+# gtstorage-python.pc: libgtstorage_python and its header.
+if(TARGET gtstorage_embed)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/gtstorage-python.pc.in
+                 ${PROJECT_BINARY_DIR}/gtstorage-python.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/gtstorage-python.pc
+    DESTINATION ${GTSTORAGE_INSTALL_PKGCONFIGDIR} COMPONENT dev)
 endif()
 
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md

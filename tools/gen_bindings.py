@@ -83,9 +83,13 @@ def banner(h):
                           f"include/gtstorage/{os.path.basename(h.path)}")
 
 
-# Optional components: (header name, its Python output, its Fortran output, Fortran module).
+# Optional components: (header name, its Python output or None, its Fortran output, Fortran
+# module). libgtstorage_python has no Python output: Python never calls it through ctypes (it is
+# the library that starts Python).
 COMPONENTS = [("gtstorage_mpi.h", "bindings/python/gtstorage/_mpi_capi_generated.py",
-               "bindings/fortran/gtstorage_mpi_c_api.inc", "gtstorage_mpi")]
+               "bindings/fortran/gtstorage_mpi_c_api.inc", "gtstorage_mpi"),
+              ("gtstorage_python.h", None, "bindings/fortran/gtstorage_python_c_api.inc",
+               "gtstorage_python")]
 
 PREFIX = "GTSTORAGE_"
 
@@ -1176,7 +1180,8 @@ def outputs(h):
              ABI_C_OUT: gen_abi_c(h)}
     for name, py_out, f_out, module in COMPONENTS:
         c = parse_component(component_path(h.path, name), h)
-        files[py_out] = gen_python(c)
+        if py_out is not None:
+            files[py_out] = gen_python(c)
         files[f_out] = gen_fortran(c, module, f"bindings/fortran/{module}.f90")
     return files
 

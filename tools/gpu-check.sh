@@ -170,6 +170,32 @@ else
   failed+=(compute-sanitizer)
 fi
 
+# ---- 5b. An OpenACC model calls CuPy on its device arrays through libgtstorage_python --------------
+# (issue 24; examples/model/model_acc.f90): gfortran with nvptx offloading, a build of its own
+# with the Fortran binding and libgtstorage_python embedding GPU_CHECK_ACC_PYTHON (default
+# python3: it needs NumPy and CuPy; its venv, if it is one, is passed as VIRTUAL_ENV). The OpenACC
+# runtime must find the GPU (ACC_DEVICE_TYPE=nvidia: no silent host fallback).
+acc_py=${GPU_CHECK_ACC_PYTHON:-python3}
+if ! "$acc_py" -c "import numpy, cupy" >/dev/null 2>&1; then
+  rows+=("| openacc_bridge | NOT RUN | | $acc_py has no NumPy or CuPy |")
+elif ! gfortran -fopenacc -foffload=nvptx-none -foffload-options=nvptx-none=-misa=sm_80 \
+  -x f95 - -o /dev/null <<<"program p; end program" >/dev/null 2>&1; then
+  rows+=("| openacc_bridge | NOT RUN | | gfortran cannot offload to nvptx (Debian: gcc-12-offload-nvptx) |")
+else
+  acc_build=$build-acc
+  acc_venv=$("$acc_py" -c 'import sys; print(sys.prefix if sys.prefix != sys.base_prefix else "")')
+  step openacc_configure 90 cmake -S "$repo" -B "$acc_build" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+    -DGTSTORAGE_ENABLE_CUDA=ON -DGTSTORAGE_ENABLE_FORTRAN=ON -DGTSTORAGE_ENABLE_MPI=OFF \
+    -DGTSTORAGE_PYTHON_EXECUTABLE="$(command -v "$acc_py")" -DGTSTORAGE_BUILD_TESTS=OFF \
+    -DGTSTORAGE_BUILD_BENCH=OFF -DGTSTORAGE_BUILD_EXAMPLES=ON &&
+    step openacc_build 180 cmake --build "$acc_build" -j "$jobs" --target gtstorage-example-model-acc &&
+    step openacc_bridge 60 env ACC_DEVICE_TYPE=nvidia ${acc_venv:+VIRTUAL_ENV="$acc_venv"} \
+      PYTHONPATH="$repo/examples/model:$repo/bindings/python" "$acc_build/examples/model/model_acc"
+  grep -q "model_acc (device).*OK\|OK: identical" "$out/openacc_bridge.log" 2>/dev/null ||
+    { rows+=("| openacc_bridge | FAILED | | the device path did not report OK |"); failed+=(openacc_bridge_result); }
+fi
+
 # ---- 6. The rest of the suite with this build (the simulated runtime included), as CI runs it ----
 step build_all 240 cmake --build "$build" -j "$jobs" &&
   step ctest_all 120 ctest --test-dir "$build" -j 8 -LE '^gpu$' --output-on-failure --timeout 110

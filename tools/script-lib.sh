@@ -49,12 +49,44 @@ gts_install_deps() {
   fi
 }
 
+# gts_find_python312: prints a Python 3.12 with venv and ensurepip (the Python of GT4Py 1.2.3, of
+# the GT4Py integration test and of libgtstorage_python's tests), or fails. Looked for:
+# $GTSTORAGE_PYTHON312 if set (then nothing else), python3.12 on PATH, pyenv's versions/3.12.*,
+# /usr/local/bin/python3.12, /usr/bin/python3.12.
+gts_find_python312() {
+  local c pyenv_root="${PYENV_ROOT:-${HOME:-/root}/.pyenv}" cands=()
+  if [[ -n ${GTSTORAGE_PYTHON312:-} ]]; then
+    cands=("$GTSTORAGE_PYTHON312")  # when set, nothing else is tried
+  else
+    cands=("$(command -v python3.12 2>/dev/null || true)")
+    # pyenv's 3.12.x, newest first (a shim on PATH may name a version that is not installed).
+    # shellcheck disable=SC2012  # ls | sort -V: newest patch release first
+    while read -r c; do cands+=("$c"); done < <(
+      ls -d "$pyenv_root"/versions/3.12*/bin/python3.12 /root/.pyenv/versions/3.12*/bin/python3.12 \
+        2>/dev/null | sort -V -r -u)
+    cands+=(/usr/local/bin/python3.12 /usr/bin/python3.12)
+  fi
+  for c in "${cands[@]}"; do
+    [[ -n $c && -x $c ]] || continue
+    if "$c" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info[:2] != (3, 12))' \
+      >/dev/null 2>&1; then
+      echo "$c"
+      return 0
+    fi
+  done
+  return 1
+}
 # Configures the normal build of run-tests.sh (idempotent: re-running only re-checks); the demo
 # configures its own, smaller build (run-demo.sh).
 gts_configure_release() {
   local generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
   if [[ -f $GTS_BUILD/CMakeCache.txt ]]; then generator=(); fi
+  # libgtstorage_python embeds the Python of GT4Py (3.12) when there is one, so that its tests
+  # can run GT4Py in the embedded interpreter (tests/bridge/run.sh).
+  local embed=()
+  local py312
+  if py312=$(gts_find_python312); then embed=(-DGTSTORAGE_PYTHON_EXECUTABLE="$py312"); fi
   cmake -S "$GTS_REPO" -B "$GTS_BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_FLAGS=-g -DCMAKE_CXX_FLAGS=-g -DCMAKE_Fortran_FLAGS=-g
+    -DCMAKE_C_FLAGS=-g -DCMAKE_CXX_FLAGS=-g -DCMAKE_Fortran_FLAGS=-g "${embed[@]}"
 }

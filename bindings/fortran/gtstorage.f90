@@ -119,6 +119,18 @@ module gtstorage
       integer(c_int) :: status
     end function gtstorage_fortran_wrap
 
+    function gtstorage_fortran_wrap_device(a, typestr, dims, halo, readonly, stream, device_id, &
+                                           out) bind(C, name="gtstorage_fortran_wrap_device") &
+        result(status)
+      import :: c_char, c_int, c_int32_t, c_int64_t, c_ptr
+      type(*), intent(inout) :: a(..)
+      character(kind=c_char), intent(in) :: typestr(*)
+      type(c_ptr), value :: dims, halo, stream
+      integer(c_int32_t), value :: readonly, device_id
+      integer(c_int64_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function gtstorage_fortran_wrap_device
+
     function gtstorage_fortran_copy_from_array(handle, a, typestr) &
         bind(C, name="gtstorage_fortran_copy_from_array") result(status)
       import :: c_int, c_int64_t, c_char
@@ -546,6 +558,55 @@ contains
     call finish(gtstorage_fortran_wrap(a, to_c(typestr), pdims, phalo, cread, prelease, puser, s), &
                 status, where)
   end subroutine wrap_any
+
+  ! Common part of the generated gtstorage_wrap_device specifics: a's address is a device address.
+  subroutine wrap_device_any(s, a, typestr, halo, dims, readonly, stream, device_id, status)
+    integer(gtstorage_handle_kind), intent(out) :: s
+    type(*), target, intent(inout) :: a(..)
+    character(*), intent(in) :: typestr
+    integer, intent(in), optional :: halo(:)
+    character(*), intent(in), optional :: dims
+    logical, intent(in), optional :: readonly
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(in), optional :: device_id
+    integer, intent(out), optional :: status
+
+    character(*), parameter :: where = "gtstorage_wrap_device"
+    integer(c_int64_t), allocatable, target :: chalo(:)
+    character(kind=c_char), allocatable, target :: cdims(:)
+    type(c_ptr) :: pdims, phalo, pstream
+    integer(c_int32_t) :: cread, cdevice
+    logical :: ok
+
+    s = GTSTORAGE_NULL_HANDLE
+    call gtstorage_fortran_clear_error()
+    pdims = c_null_ptr
+    phalo = c_null_ptr
+    pstream = c_null_ptr
+    cread = 0
+    cdevice = -1
+    if (present(halo)) then
+      call halo_pairs(halo, rank(a), chalo, ok)
+      if (.not. ok) then
+        call fail(GTSTORAGE_ERROR_INVALID_ARGUMENT, "halo has "//itoa(size(halo))// &
+                  " values; expected rank(a) ("//itoa(rank(a))//") widths or 2*rank(a) ("// &
+                  itoa(2 * rank(a))//") lower/upper pairs", status, where)
+        return
+      end if
+      if (rank(a) > 0) phalo = c_loc(chalo)
+    end if
+    if (present(dims)) then
+      call to_c_array(dims, cdims)
+      pdims = c_loc(cdims)
+    end if
+    if (present(readonly)) then
+      if (readonly) cread = 1
+    end if
+    if (present(stream)) pstream = stream
+    if (present(device_id)) cdevice = int(device_id, c_int32_t)
+    call finish(gtstorage_fortran_wrap_device(a, to_c(typestr), pdims, phalo, cread, pstream, &
+                                              cdevice, s), status, where)
+  end subroutine wrap_device_any
 
   ! Common parts of the generated gtstorage_copy_from_array / gtstorage_copy_to_array specifics.
   subroutine copy_from_any(s, a, typestr, status)

@@ -328,6 +328,47 @@ GTSTORAGE_FORTRAN_API int gtstorage_fortran_wrap(CFI_cdesc_t* a, const char* typ
   return gtstorage_wrap(&options, out);
 }
 
+/* gtstorage_wrap_device: the array's address is a device address (inside OpenACC's
+ * `host_data use_device(a)`, or a CUDA Fortran device array), wrapped as the device side of a
+ * storage; its work runs on `stream` (acc_get_cuda_stream(queue); NULL: the default stream). */
+GTSTORAGE_FORTRAN_API int gtstorage_fortran_wrap_device(CFI_cdesc_t* a, const char* typestr,
+                                                        const char* dims, const int64_t* halo,
+                                                        int32_t readonly, void* stream,
+                                                        int32_t device_id, gtstorage_handle* out) {
+  static const char where[] = "gtstorage_wrap_device";
+  int64_t shape[CFI_MAX_RANK];
+  int64_t strides[CFI_MAX_RANK];
+  if (out) *out = GTSTORAGE_NULL_HANDLE;
+  int status = array_geometry(a, typestr, where, shape, strides);
+  if (status != GTSTORAGE_OK) return status;
+
+  gtstorage_wrap_options options = GTSTORAGE_WRAP_OPTIONS_INIT;
+  options.ndim = (uint32_t)a->rank;
+  options.device_data = a->base_addr;
+  options.shape = shape;
+  options.strides = strides;
+  options.dtype = typestr;
+  options.dims = dims;
+  options.halo = halo;
+  options.readonly = readonly;
+  options.device_id = device_id;
+  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
+  status = gtstorage_wrap(&options, &h);
+  if (status != GTSTORAGE_OK) return status;
+  if (stream != NULL) {
+    status = gtstorage_set_stream(h, (uint64_t)(uintptr_t)stream);
+    if (status != GTSTORAGE_OK) {
+      char message[kMessageSize];
+      snprintf(message, sizeof message, "stream: %s", gtstorage_last_error());
+      gtstorage_release(h);
+      set_error("%s", message);
+      return status;
+    }
+  }
+  *out = h;
+  return GTSTORAGE_OK;
+}
+
 GTSTORAGE_FORTRAN_API int gtstorage_fortran_copy_from_array(gtstorage_handle handle, CFI_cdesc_t* a,
                                                             const char* typestr) {
   int64_t shape[CFI_MAX_RANK];

@@ -171,6 +171,10 @@ typedef enum gtstorage_status {
    *  or another process of the collective call failed); the message names the MPI function,
    *  the MPI error string or the process that failed. Since 1.1. */
   GTSTORAGE_ERROR_COMMUNICATION = -15,
+  /** Python code called through libgtstorage_python raised an exception, or the interpreter
+   *  could not start or is not running (gtstorage_python.h); the message names the function,
+   *  the exception type and text, and the innermost traceback frame. Since 1.1. */
+  GTSTORAGE_ERROR_PYTHON = -16,
   GTSTORAGE_ERROR_INTERNAL = -99 /**< A bug in gtstorage; please report it. */
 } gtstorage_status;
 

@@ -95,6 +95,8 @@ const char* gtstorage_status_name(int status) {
       return "GTSTORAGE_ERROR_DRIVER_TOO_OLD";
     case GTSTORAGE_ERROR_COMMUNICATION:
       return "GTSTORAGE_ERROR_COMMUNICATION";
+    case GTSTORAGE_ERROR_PYTHON:
+      return "GTSTORAGE_ERROR_PYTHON";
     case GTSTORAGE_ERROR_INTERNAL:
       return "GTSTORAGE_ERROR_INTERNAL";
     default:

@@ -53,6 +53,8 @@ inline int status_of(error_kind kind) noexcept {
       return GTSTORAGE_ERROR_DRIVER_TOO_OLD;
     case error_kind::communication:
       return GTSTORAGE_ERROR_COMMUNICATION;
+    case error_kind::python:
+      return GTSTORAGE_ERROR_PYTHON;
     case error_kind::internal:
       return GTSTORAGE_ERROR_INTERNAL;
   }

@@ -24,6 +24,7 @@ enum class error_kind {
   buffer_too_small,
   driver_too_old,
   communication,  ///< Between processes (libgtstorage_mpi): an MPI call or another rank failed.
+  python,         ///< Python code (libgtstorage_python) raised, or the interpreter is unusable.
   internal,
 };
 

@@ -11,14 +11,6 @@ std::string mpi_error_text(const char* function, int rc) {
   return std::string(function) + ": " + std::string(text, static_cast<std::size_t>(length));
 }
 
-void fail_gtstorage(int status, const std::string& context) {
-  const char* message = gtstorage_last_error();
-  throw status_error(status, context + ": " +
-                                 (message != nullptr && *message != '\0'
-                                      ? std::string(message)
-                                      : std::string(gtstorage_status_name(status))));
-}
-
 void require_mpi(const char* function) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);

@@ -65,30 +65,9 @@ if [[ ${GTSTORAGE_GT4PY_SKIP:-0} == 1 ]]; then
 fi
 
 # ---- Python 3.12 -------------------------------------------------------------------------------
-find_python312() {
-  local c pyenv_root="${PYENV_ROOT:-${HOME:-/root}/.pyenv}" cands=()
-  if [[ -n ${GTSTORAGE_PYTHON312:-} ]]; then
-    cands=("$GTSTORAGE_PYTHON312")  # when set, nothing else is tried
-  else
-    cands=("$(command -v python3.12 2>/dev/null || true)")
-    # pyenv's 3.12.x, newest first (a shim on PATH may name a version that is not installed).
-    # shellcheck disable=SC2012  # ls | sort -V: newest patch release first
-    while read -r c; do cands+=("$c"); done < <(
-      ls -d "$pyenv_root"/versions/3.12*/bin/python3.12 /root/.pyenv/versions/3.12*/bin/python3.12 \
-        2>/dev/null | sort -V -r -u)
-    cands+=(/usr/local/bin/python3.12 /usr/bin/python3.12)
-  fi
-  for c in "${cands[@]}"; do
-    [[ -n $c && -x $c ]] || continue
-    if "$c" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info[:2] != (3, 12))' \
-      >/dev/null 2>&1; then
-      echo "$c"
-      return 0
-    fi
-  done
-  return 1
-}
-py=$(find_python312) || skip "no Python 3.12 with venv/ensurepip found${GTSTORAGE_PYTHON312:+ (GTSTORAGE_PYTHON312=$GTSTORAGE_PYTHON312 is not one)} (set GTSTORAGE_PYTHON312, or install one: pyenv install 3.12)"
+# shellcheck source=../../tools/script-lib.sh
+source "$root/tools/script-lib.sh"  # gts_find_python312
+py=$(gts_find_python312) || skip "no Python 3.12 with venv/ensurepip found${GTSTORAGE_PYTHON312:+ (GTSTORAGE_PYTHON312=$GTSTORAGE_PYTHON312 is not one)} (set GTSTORAGE_PYTHON312, or install one: pyenv install 3.12)"
 py_version=$("$py" -c 'import sys; print(sys.version.split()[0])')
 
 # ---- the venv ----------------------------------------------------------------------------------

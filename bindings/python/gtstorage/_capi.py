@@ -58,6 +58,11 @@ class GTStorageError(Exception):
         self.status = status
 
     @property
+    def _gtstorage_status(self) -> int:
+        # Read by libgtstorage_python: a C or Fortran caller gets this status back.
+        return self.status
+
+    @property
     def status_name(self) -> str:
         """Name of the C status code (e.g. "GTSTORAGE_ERROR_INVALID_ARGUMENT")."""
         return status_name(self.status)
@@ -177,6 +182,16 @@ def _candidates_in(directory: str) -> List[str]:
 
 def _load_library() -> ctypes.CDLL:
     tried: List[str] = []
+    # Embedded by libgtstorage_python (a C or Fortran model calls Python): the library the model
+    # runs, whatever else is installed, so that both sides share one handle table.
+    # An empty path: the program itself holds libgtstorage (linked statically, symbols exported).
+    embedding = sys.modules.get("_gtstorage_embedding")
+    if embedding is not None:
+        try:
+            return ctypes.CDLL(embedding.library_path or None)
+        except OSError as exc:
+            raise ImportError(f"gtstorage: cannot load the embedding process's libgtstorage "
+                              f"({embedding.library_path or 'the program'!r}): {exc}") from exc
     env = os.environ.get("GTSTORAGE_LIBRARY")
     if env:
         # An explicit choice must not silently fall back to another copy of the library.

@@ -388,11 +388,24 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         obj._host_arr = None  # NumPy view of the host buffer, made on first use
         obj._host_mv = None  # memoryview of it (PEP 688 __buffer__ of a host-only storage)
         obj._base = None  # what the memory belongs to (ndarray.base): None, a storage or a buffer
+        obj._borrowed = False
+        return obj
+
+    @staticmethod
+    def _borrow(handle: int) -> "Storage":
+        """A storage over a handle someone else keeps alive, holding no reference of its own
+        (gtstorage.bridge: libgtstorage_python references the handle for the duration of each
+        call; the object is valid while the handle is). Its NumPy views hold none either."""
+        check(lib.gtstorage_retain(handle), "handle")
+        obj = Storage._from_handle(handle)
+        lib.gtstorage_release(handle)
+        obj._borrowed = True
         return obj
 
     def __del__(self, _release=_release_quietly):  # bound now: globals may be gone at shutdown
         h, self._handle = getattr(self, "_handle", 0), 0
-        _release(h)
+        if not getattr(self, "_borrowed", False):
+            _release(h)
 
     @classmethod
     def from_handle(cls, handle: int) -> "Storage":
@@ -852,7 +865,10 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             if write:
                 check(lib.gtstorage_modify(self._handle, _capi.SIDE_HOST, 0), "host access")
         arr = self._host_arr
-        if arr is None:
+        if arr is None and self._borrowed:
+            arr = self._host_arr = np.asarray(
+                _InterfaceHolder(self, self._geom(_capi.SIDE_HOST).interface))
+        elif arr is None:
             check(lib.gtstorage_retain(self._handle), "host access")
             arr = self._host_arr = np.asarray(
                 _HandleOwner(self._handle, self._geom(_capi.SIDE_HOST).interface))

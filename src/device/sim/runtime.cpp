@@ -1234,6 +1234,7 @@ cudaError_t cudaRuntimeGetVersion(int* version) {
 cudaError_t cudaDeviceSynchronize() {
   runtime_state& s = state();
   std::unique_lock<std::mutex> lk(s.mu);
+  ++s.counts.device_synchronizes;
   if (const cudaError_t e = init_error(s)) return ret(e);
   const int d = tls_device;
   if (const cudaError_t e = device_error(s, d)) return ret(e);

@@ -84,6 +84,8 @@ struct counters {
   /// simulated runtime refuses them, a real one may crash. Code that keeps CUDA's rules makes
   /// none (the library only where a test hands it a dead handle on purpose).
   int64_t dead_handles = 0;
+  /// cudaDeviceSynchronize calls (a device-wide wait: what stream-ordered code never needs).
+  int64_t device_synchronizes = 0;
 };
 counters get_counters();
 /// The grid and block of the kernels launched (queued) since reset_counters(), oldest first

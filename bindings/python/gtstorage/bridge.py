@@ -1,0 +1,428 @@
+"""Python functions that C and Fortran models call on their own fields (libgtstorage_python).
+
+A model wraps its arrays as storages (host or device memory, any strides, halos), resolves a
+function once with ``gtstorage_python_resolve("package.module:function")`` and calls it every step
+with ``gtstorage_python_call``: the storages in order, then named scalars. On the Python side the
+function declares what each storage must be and in which form it wants it::
+
+    from gtstorage import bridge
+
+    @bridge.export(
+        bridge.Arg("u", dtype="float64", ndim=3, readonly=True),
+        bridge.Arg("out", dtype="float64", ndim=3),
+        form="storage",
+    )
+    def diffuse(u, out, *, alpha: float):
+        ...
+
+Forms (per function, or per argument with ``Arg(form=...)``):
+
+``"numpy"`` (the default)
+    a ``numpy.ndarray`` over the host buffer (a ``cupy.ndarray`` over the device buffer for an
+    argument declared ``side="device"``), the whole array, halo included. A ``readonly`` argument
+    is a read-only view.
+``"storage"``
+    a :class:`gtstorage.Storage` (GDP-3): ``halo``, ``dims``, ``domain_view()``, every buffer
+    protocol.
+``"gt4py.next"``
+    a gt4py.next field over the same memory (``NumPyArrayField``, ``CuPyArrayField`` on the
+    device), no copy. Its dimensions are the argument's ``dims`` (``gtx.Dimension`` objects, or
+    labels made into dimensions of those names) and its domain puts index 0 at the first point
+    after the lower halo: a Fortran array ``u(1-nh:nx+nh, ...)`` is the field over
+    ``I: (-nh, nx+nh)``, so that ``domain={I: (0, nx)}`` is the model's interior.
+
+Every storage is checked against its declaration when it first arrives at its position; a
+mismatch raises :class:`ArgumentError` naming the function and the argument, which the C caller
+gets as ``GTSTORAGE_ERROR_INVALID_ARGUMENT``. The views are cached with the function, keyed
+by position and handle: calling again with the same handle at the same position (also in a
+time loop that swaps two fields) reuses them (a mirrored
+storage is made current on the declared side first). Handles are generation-checked and never
+reused, so a handle that was released, even if its memory address comes back in a new storage,
+can never be given an old view.
+
+The objects handed to the function hold no reference of their own: they are valid during the
+call. Code that keeps one longer must take a reference (``gtstorage.Storage.from_handle``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import threading
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _capi
+from ._storage import Storage
+
+__all__ = ["Arg", "ArgumentError", "export", "adapter_for", "current_stream"]
+
+FORMS = ("numpy", "storage", "gt4py.next")
+SIDES = ("host", "device")
+
+
+_state = threading.local()
+
+
+def current_stream() -> Optional[int]:
+    """The stream of the call in progress on this thread.
+
+    It is the CUDA (or HIP) stream of the call's first device storage (``gtstorage_set_stream``;
+    a model passes its OpenACC queue's stream, ``acc_get_cuda_stream``). Device work the function
+    queues on it runs after the model's kernels, with no synchronization; with CuPy installed
+    the call already runs inside ``cupy.cuda.ExternalStream(current_stream())``.
+
+    Returns
+    -------
+    int or None
+        The stream handle (0: the default stream), or None outside a call or in a call without
+        device storages.
+    """
+    return getattr(_state, "stream", None)
+
+
+class ArgumentError(TypeError):
+    """A storage passed by a C or Fortran caller does not match the function's declaration (or
+    the number of storages is wrong). libgtstorage_python returns it as
+    ``GTSTORAGE_ERROR_INVALID_ARGUMENT``."""
+
+    _gtstorage_status = _capi.ERROR_INVALID_ARGUMENT
+
+
+HaloSpec = Union[int, Sequence[Union[int, Tuple[int, int]]]]
+
+
+class Arg:
+    """What one storage argument must be, and the form the function receives it in.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name (in messages).
+    dtype : numpy dtype-like, optional
+        Required element type (``"float64"``, ``np.int32``, ``bool`` for a Fortran
+        ``logical(c_bool)``). None: any.
+    ndim : int, optional
+        Required number of dimensions. None: any (or ``len(dims)`` when dims is given).
+    dims : str or sequence of str or gt4py.next Dimension, optional
+        Required dimension labels (``"IJK"``, ``("I", "J", "K")``, or gt4py.next dimensions,
+        whose names are the labels); needed for ``form="gt4py.next"``.
+    halo : int or sequence, optional
+        Required halo: one width for all dimensions, one per dimension, or (lower, upper) pairs.
+    side : {"host", "device"}
+        Which buffer the function works on; the storage must have it.
+    readonly : bool
+        The function only reads the storage (a mirrored storage is then not marked modified, and
+        a NumPy view is read-only).
+    form : {"numpy", "storage"}, optional
+        Overrides the function's form for this argument.
+    """
+
+    __slots__ = ("name", "dtype", "ndim", "dims", "labels", "halo", "side", "readonly", "form")
+
+    def __init__(self, name: str, *, dtype: Any = None, ndim: Optional[int] = None,
+                 dims: Optional[Union[str, Sequence[str]]] = None, halo: Optional[HaloSpec] = None,
+                 side: str = "host", readonly: bool = False, form: Optional[str] = None):
+        if not isinstance(name, str) or not name:
+            raise TypeError("Arg: name must be a non-empty str")
+        self.name = name
+        self.dtype = None if dtype is None else np.dtype(dtype)
+        self.dims = None if dims is None else tuple(dims)
+        # The labels a storage must have: strings as given, gt4py.next dimensions by name.
+        self.labels = None if self.dims is None else tuple(
+            d if isinstance(d, str) else str(getattr(d, "value", d)) for d in self.dims)
+        if ndim is None and self.dims is not None:
+            ndim = len(self.dims)
+        if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
+            raise TypeError(f"Arg {name!r}: ndim must be a non-negative int")
+        if self.dims is not None and ndim != len(self.dims):
+            raise TypeError(f"Arg {name!r}: ndim {ndim} but {len(self.dims)} dims")
+        self.ndim = ndim
+        self.halo = halo
+        if side not in SIDES:
+            raise ValueError(f"Arg {name!r}: side must be one of {SIDES}, not {side!r}")
+        self.side = side
+        self.readonly = bool(readonly)
+        if form is not None and form not in FORMS:
+            raise ValueError(f"Arg {name!r}: form must be one of {FORMS}, not {form!r}")
+        self.form = form
+
+    def _check_form(self, form: str) -> None:
+        if form == "gt4py.next" and self.dims is None:
+            raise ValueError(f"Arg {self.name!r}: form 'gt4py.next' needs dims (the field's "
+                             "dimensions)")
+
+    def __repr__(self) -> str:
+        fields = [repr(self.name)] + [f"{k}={getattr(self, k)!r}" for k in self.__slots__[1:]
+                                      if k != "labels"
+                                      and getattr(self, k) not in (None, False, "host")]
+        return f"Arg({', '.join(fields)})"
+
+
+class _Export:
+    """The declaration attached to a function by :func:`export`."""
+
+    __slots__ = ("args", "form")
+
+    def __init__(self, args: Optional[Tuple[Arg, ...]], form: str):
+        self.args = args
+        self.form = form
+
+
+def export(*args: Arg, form: str = "numpy") -> Callable:
+    """Declares a function callable from C and Fortran through libgtstorage_python.
+
+    Parameters
+    ----------
+    *args : Arg
+        One declaration per storage, in the order the caller passes them. Without any, the
+        function takes any number of storages, each in ``form`` on its host buffer (device
+        buffer if it has no host buffer).
+    form : {"numpy", "storage"}
+        How the storages arrive (see the module documentation).
+
+    Returns
+    -------
+    callable
+        A decorator that returns the function itself, unchanged (Python callers call it as
+        before), with the declaration attached.
+    """
+    if form not in FORMS:
+        raise ValueError(f"export: form must be one of {FORMS}, not {form!r}")
+    for a in args:
+        if not isinstance(a, Arg):
+            raise TypeError(f"export: positional arguments must be Arg, not {type(a).__name__}")
+    for a in args:
+        a._check_form(a.form or form)
+    if form == "gt4py.next" and not args:
+        raise ValueError("export: form 'gt4py.next' needs one Arg (with dims) per storage")
+    names = [a.name for a in args]
+    if len(set(names)) != len(names):
+        raise ValueError(f"export: argument names repeat: {names}")
+
+    def decorate(fn: Callable) -> Callable:
+        fn.__gtstorage_bridge__ = _Export(tuple(args) if args else None, form)
+        return fn
+
+    return decorate
+
+
+def _halo_pairs(halo: HaloSpec, ndim: int) -> Optional[Tuple[Tuple[int, int], ...]]:
+    if isinstance(halo, int):
+        return tuple((halo, halo) for _ in range(ndim))
+    items = list(halo)
+    if len(items) != ndim:
+        return None
+    return tuple((h, h) if isinstance(h, int) else (int(h[0]), int(h[1])) for h in items)
+
+
+class _Adapter:
+    """What libgtstorage_python calls: ``adapter(handles, **scalars)``."""
+
+    __slots__ = ("_fn", "_args", "_form", "_n", "_cache", "_calls", "_name", "__weakref__")
+
+    def __init__(self, fn: Callable, decl: _Export, target: str):
+        self._fn = fn
+        self._args = decl.args
+        self._form = decl.form
+        self._n = None if decl.args is None else len(decl.args)
+        # (position, handle) -> (value, refresh or None), oldest first.
+        self._cache: dict = {}
+        # handles of a recent call -> (its arguments, the refreshes they need), oldest first.
+        self._calls: dict = {}
+        self._name = target
+
+    def __call__(self, handles: Tuple[int, ...], **scalars: Any) -> Any:
+        # The time loop's case first: the same handles as a recent call (a tuple compare and a
+        # dict lookup, whatever the number of storages).
+        hit = self._calls.get(handles)
+        if hit is None:
+            hit = self._prepare(handles)
+        values, refreshes, device_handle = hit
+        for refresh in refreshes:
+            refresh()
+        if device_handle is None:
+            return self._fn(*values, **scalars)
+        return self._call_on_stream(device_handle, values, scalars)
+
+    def _call_on_stream(self, device_handle: int, values: tuple, scalars: dict) -> Any:
+        """Runs the function with current_stream() set (and CuPy's current stream, if CuPy is
+        there) to the stream of the first device storage."""
+        info = _capi.new_struct(_capi.InterfaceInfo)
+        _capi.check(_capi.lib.gtstorage_interface(device_handle, _capi.SIDE_DEVICE,
+                                                  ctypes.byref(info)), "device storage")
+        stream = int(info.stream)
+        previous = getattr(_state, "stream", None)
+        _state.stream = stream
+        try:
+            with _cupy_stream(stream):
+                return self._fn(*values, **scalars)
+        finally:
+            _state.stream = previous
+
+    def _prepare(self, handles: Tuple[int, ...]) -> tuple:
+        """The arguments for these handles (views made or found per position), the refreshes
+        they need before each call, and the first device storage's handle (or None), remembered
+        for the next call with the same handles."""
+        n = len(handles)
+        if self._n is not None and n != self._n:
+            raise ArgumentError(
+                f"{self._name}: {n} storage{'s' if n != 1 else ''} passed; the function takes "
+                f"{self._n} ({', '.join(a.name for a in self._args)})")
+        cache = self._cache
+        values = []
+        refreshes = []
+        device_handle = None
+        for key in enumerate(handles):
+            entry = cache.get(key)
+            if entry is None:
+                entry = self._convert(*key)
+                if len(cache) >= self._limit(n):
+                    del cache[next(iter(cache))]  # the oldest
+                cache[key] = entry
+            values.append(entry[0])
+            if entry[1] is not None:
+                refreshes.append(entry[1])
+            if entry[2] and device_handle is None:
+                device_handle = key[1]
+        hit = (tuple(values), tuple(refreshes), device_handle)
+        calls = self._calls
+        if len(calls) >= 8:
+            del calls[next(iter(calls))]
+        calls[handles] = hit
+        return hit
+
+    @staticmethod
+    def _limit(n: int) -> int:
+        # Room for a time loop that swaps its fields (u, v then v, u: two handles per position)
+        # and then some; entries of released handles age out (they are never handed out again:
+        # a released handle's value is never issued again).
+        return max(16, 4 * n)
+
+    # ---- first arrival of a handle at a position --------------------------------------------
+
+    def _describe(self, i: int) -> str:
+        if self._args is not None:
+            return f"{self._name}: argument {i} ({self._args[i].name!r})"
+        return f"{self._name}: argument {i}"
+
+    def _convert(self, i: int, handle: int):
+        where = self._describe(i)
+        st = Storage._borrow(handle)
+        spec = self._args[i] if self._args is not None else None
+        if spec is None:
+            side = "host" if st._has_host else "device"
+            readonly, form = False, self._form
+        else:
+            side, readonly, form = spec.side, spec.readonly, spec.form or self._form
+            self._check(where, spec, st)
+        on_device = side == "device"
+        if form == "storage":
+            return (st, None, on_device)
+        if form == "gt4py.next":
+            return self._next_field(st, spec, side, readonly) + (on_device,)
+        if side == "host":
+            write = not readonly
+            arr = st._host_view(write)
+            if readonly and arr.flags.writeable:
+                arr = arr.view()
+                arr.flags.writeable = False
+            refresh = None
+            if st._has_device:  # make the host current (and modified) before every call
+                view = st._host_view
+                refresh = functools.partial(view, write)
+            return (arr, refresh, False)
+        try:
+            import cupy
+        except ImportError:
+            # No CuPy: the storage itself (CUDA Array Interface, DLPack) is the device view.
+            return (st, None, True)
+        return (cupy.asarray(st), self._device_refresh(st, readonly), True)
+
+    def _next_field(self, st: Storage, spec: Arg, side: str, readonly: bool):
+        from gt4py import next as gtx
+        from gt4py.next.embedded import nd_array_field
+
+        dims = tuple(d if not isinstance(d, str) else gtx.Dimension(d) for d in spec.dims)
+        g = st._geom(_capi.SIDE_HOST if side == "host" else _capi.SIDE_DEVICE)
+        domain = gtx.domain({d: (-lo, n - lo) for d, n, (lo, _) in zip(dims, g.shape, g.halo)})
+        if side == "host":
+            arr = st._host_view(not readonly)
+            refresh = functools.partial(st._host_view, not readonly) if st._has_device else None
+            return (nd_array_field.NumPyArrayField.from_array(arr, domain=domain), refresh)
+        import cupy
+        field = nd_array_field.CuPyArrayField.from_array(cupy.asarray(st), domain=domain)
+        return (field, self._device_refresh(st, readonly))
+
+    @staticmethod
+    def _device_refresh(st: Storage, readonly: bool):
+        if not st._has_host:
+            return None
+        h = st._handle
+
+        def refresh():
+            _capi.check(_capi.lib.gtstorage_sync_to(h, _capi.SIDE_DEVICE, 0), "device access")
+            if not readonly:
+                _capi.check(_capi.lib.gtstorage_modify(h, _capi.SIDE_DEVICE, 0), "device access")
+
+        return refresh
+
+    @staticmethod
+    def _check(where: str, spec: Arg, st: Storage) -> None:
+        side_code = _capi.SIDE_HOST if spec.side == "host" else _capi.SIDE_DEVICE
+        if not (st._has_host if spec.side == "host" else st._has_device):
+            have = "a device buffer only" if st._has_device else "a host buffer only"
+            raise ArgumentError(f"{where}: declared side={spec.side!r}, but the storage has {have}")
+        g = st._geom(side_code)
+        if spec.ndim is not None and g.ndim != spec.ndim:
+            raise ArgumentError(f"{where}: {g.ndim} dimensions {g.shape}, declared ndim={spec.ndim}")
+        if spec.dtype is not None and g.dtype != spec.dtype:
+            raise ArgumentError(f"{where}: dtype {g.dtype} ({g.typestr}), declared {spec.dtype} "
+                                f"({spec.dtype.str})")
+        if spec.labels is not None and g.dims != spec.labels:
+            raise ArgumentError(f"{where}: dims {','.join(g.dims) or '()'}, declared "
+                                f"{','.join(spec.labels)}")
+        if spec.halo is not None:
+            want = _halo_pairs(spec.halo, g.ndim)
+            if want != g.halo:
+                raise ArgumentError(f"{where}: halo {g.halo}, declared {want or spec.halo}")
+        if g.readonly and not spec.readonly:
+            raise ArgumentError(f"{where}: the storage is read-only, but the argument is not "
+                                "declared readonly=True")
+
+
+def _cupy_stream(stream: int):
+    """CuPy's current stream set to @p stream for a block (nothing without CuPy, or for the
+    default stream 0)."""
+    if not stream:
+        return contextlib.nullcontext()
+    try:
+        import cupy
+    except ImportError:
+        return contextlib.nullcontext()
+    return cupy.cuda.ExternalStream(stream)
+
+
+def adapter_for(obj: Any, target: str) -> _Adapter:
+    """The callable libgtstorage_python keeps for a function (called once, at resolve time).
+
+    Parameters
+    ----------
+    obj : callable
+        The function ``target`` names, decorated with :func:`export` or not.
+    target : str
+        ``"package.module:function"``, as the C or Fortran caller wrote it (in messages).
+
+    Returns
+    -------
+    callable
+        Called as ``adapter(handles, **scalars)`` for every ``gtstorage_python_call``.
+    """
+    if not callable(obj):
+        raise TypeError(f"{target}: {type(obj).__name__} object is not callable")
+    decl = getattr(obj, "__gtstorage_bridge__", None)
+    if not isinstance(decl, _Export):
+        decl = _Export(None, "numpy")
+    return _Adapter(obj, decl, target)

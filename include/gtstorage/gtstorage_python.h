@@ -1,0 +1,168 @@
+/*
+ * gtstorage — storage layer for GT4Py/GridTools-style weather and climate codes.
+ * Copyright (c) 2026, the gtstorage developers. SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * @file gtstorage_python.h
+ * @brief libgtstorage_python: a C or Fortran model calls Python (GT4Py) code on its own fields.
+ *
+ * The model owns the time loop, the memory and the MPI decomposition. It wraps its arrays as
+ * storages (gtstorage_wrap(): host or device addresses, any strides, halos, a stream), starts
+ * the Python interpreter once, resolves `"package.module:function"` once into a function
+ * handle, and then calls it every step with an ordered list of storage handles and named
+ * scalars. Python sees the model's memory, never a copy: NumPy or CuPy views, GDP-3 storages or
+ * gt4py.next fields, as the function declares (`gtstorage.bridge`, docs/fortran-to-python.md).
+ *
+ * The library embeds CPython through its C API: the interpreter it was built with
+ * (`gtstorage_python_build_python()` names it), with the prefix, virtual environment and module
+ * path chosen at run time (::gtstorage_python_options, `VIRTUAL_ENV`, `PYTHONHOME`,
+ * `PYTHONPATH`). When the process already runs that Python (the host program is a Python
+ * script), gtstorage_python_init() attaches to it instead of starting another.
+ *
+ * Errors follow gtstorage.h: every function returns a ::gtstorage_status and records a message
+ * that gtstorage_last_error() returns on the calling thread. An exception raised by Python code
+ * is #GTSTORAGE_ERROR_PYTHON (or the status of a gtstorage exception, or
+ * #GTSTORAGE_ERROR_INVALID_ARGUMENT for an argument that does not match the function's
+ * declaration); its message names the function, the exception type, its text and the innermost
+ * traceback frame. The interpreter stays usable after any failure.
+ *
+ * Threads: any thread may call; each call takes the GIL and gives it back before returning, so
+ * calls from an OpenMP region run one at a time, in some order. No function here aborts or exits.
+ *
+ * Linking: `-lgtstorage_python -lgtstorage` (pkg-config `gtstorage-python`, CMake component
+ * `Python`: target `gtstorage::python`). Symbols carry the version node GTSTORAGE_PYTHON_1.
+ */
+#ifndef GTSTORAGE_PYTHON_H
+#define GTSTORAGE_PYTHON_H
+
+#include "gtstorage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ============================================================================================== */
+/** @name The interpreter
+ * Started (or attached to) once per process. */
+/** @{ */
+
+/** Parameters of gtstorage_python_init(). Start from #GTSTORAGE_PYTHON_OPTIONS_INIT. */
+typedef struct gtstorage_python_options {
+  uint32_t struct_size; /**< sizeof(gtstorage_python_options). */
+  uint32_t reserved;    /**< Must be 0. */
+  /** Python's prefix (what `PYTHONHOME` sets: the directory holding `lib/python3.X`). NULL: the
+   *  environment's `PYTHONHOME` when `use_environment` is non-zero, else the prefix of the
+   *  Python the library was built with. Not used when attaching to a running interpreter. */
+  const char* python_home;
+  /** A virtual environment made with the library's Python (`python3.X -m venv DIR`): its
+   *  site-packages are used. NULL: the environment's `VIRTUAL_ENV` when `use_environment` is
+   *  non-zero; "": none. Not used when attaching. */
+  const char* virtual_env;
+  /** Directories put first on `sys.path`, in this order, separated by ':' as in `PYTHONPATH`
+   *  (also when attaching), or NULL. */
+  const char* sys_path;
+  /** Non-zero (the default): Python reads its environment variables (`PYTHONPATH`,
+   *  `PYTHONHOME`, …) as the `python3` command does. 0: isolated from them. */
+  int32_t use_environment;
+  /** Non-zero: Python installs its signal handlers (SIGINT raises KeyboardInterrupt). 0 (the
+   *  default): the model's handlers stay. */
+  int32_t install_signal_handlers;
+} gtstorage_python_options;
+
+/** Initializer for ::gtstorage_python_options. */
+#define GTSTORAGE_PYTHON_OPTIONS_INIT \
+  { sizeof(gtstorage_python_options), 0, NULL, NULL, NULL, 1, 0 }
+
+/**
+ * Starts the interpreter, or attaches to the one running in the process. @p options may be NULL
+ * (the defaults). A second call while initialized does nothing and returns #GTSTORAGE_OK (its
+ * options are ignored, except `sys_path`, whose directories are added). After
+ * gtstorage_python_finalize() the interpreter this library started cannot be started again
+ * (extension modules such as NumPy do not survive a restart): #GTSTORAGE_ERROR_UNSUPPORTED. A
+ * Python that cannot start (a wrong `python_home`, a broken installation) gives
+ * #GTSTORAGE_ERROR_PYTHON with Python's own reason, and the process goes on.
+ */
+GTSTORAGE_API int gtstorage_python_init(const gtstorage_python_options* options);
+
+/**
+ * Releases every function handle and, when this library started the interpreter, finalizes it
+ * (from the thread that started it, else #GTSTORAGE_ERROR_INVALID_ARGUMENT). When it attached,
+ * the interpreter keeps running. Calling it is optional: a process may exit with the
+ * interpreter running. Without an interpreter it does nothing.
+ */
+GTSTORAGE_API int gtstorage_python_finalize(void);
+
+/** Non-zero in @p out_state while the interpreter is usable by this library: 1 started here,
+ *  2 attached, 0 not initialized or finalized. */
+GTSTORAGE_API int gtstorage_python_state(int32_t* out_state);
+
+/** The Python this library was built with, as "3.12.1 (/path/to/prefix)"; never NULL. */
+GTSTORAGE_API const char* gtstorage_python_build_python(void);
+
+/** @} */
+
+/* ============================================================================================== */
+/** @name Functions
+ * Resolve once, call every step. */
+/** @{ */
+
+/** A resolved Python function. 0 is never a valid one. */
+typedef uint64_t gtstorage_python_function;
+
+/**
+ * Imports the module of @p target (`"package.module:function"`, or `"module:Class.attribute"`)
+ * and looks the function up, once: calls through the handle do no import and no lookup. A
+ * function decorated with `gtstorage.bridge.export` declares its arguments; any other callable
+ * gets every storage as a NumPy (host) or CuPy (device) view. Errors: a malformed target
+ * (#GTSTORAGE_ERROR_INVALID_ARGUMENT), a module that cannot be imported or a missing attribute
+ * (#GTSTORAGE_ERROR_PYTHON, with the exception).
+ */
+GTSTORAGE_API int gtstorage_python_resolve(const char* target, gtstorage_python_function* out);
+
+/** Forgets a function handle (and the views it cached). */
+GTSTORAGE_API int gtstorage_python_release_function(gtstorage_python_function fn);
+
+/** Kind of a named scalar argument (::gtstorage_python_arg). */
+typedef enum gtstorage_python_arg_kind {
+  GTSTORAGE_PYTHON_INT64 = 1,  /**< `int_value` as a Python int. */
+  GTSTORAGE_PYTHON_DOUBLE = 2, /**< `real_value` as a Python float. */
+  GTSTORAGE_PYTHON_BOOL = 3,   /**< `int_value` != 0 as a Python bool. */
+  GTSTORAGE_PYTHON_STRING = 4  /**< `string_value` (NUL-terminated UTF-8) as a Python str. */
+} gtstorage_python_arg_kind;
+
+/** A named scalar argument, passed to the Python function as a keyword argument. */
+typedef struct gtstorage_python_arg {
+  const char* name;         /**< The keyword (an identifier), not NULL. */
+  int32_t kind;             /**< A ::gtstorage_python_arg_kind. */
+  int32_t reserved;         /**< Must be 0. */
+  int64_t int_value;        /**< For #GTSTORAGE_PYTHON_INT64 and #GTSTORAGE_PYTHON_BOOL. */
+  double real_value;        /**< For #GTSTORAGE_PYTHON_DOUBLE. */
+  const char* string_value; /**< For #GTSTORAGE_PYTHON_STRING: UTF-8, not NULL. */
+} gtstorage_python_arg;
+
+/**
+ * Calls @p fn with the storages @p storages[0 … nstorages-1] as its positional
+ * arguments, in order, and the named scalars @p args[0 … nargs-1] as keyword arguments. Each
+ * storage is referenced for the duration of the call (a released handle is
+ * #GTSTORAGE_ERROR_INVALID_HANDLE naming its position). What Python receives is what the
+ * function declared; views made for a handle are cached with the function and reused while the
+ * same handle comes back at the same position. The views are valid during the call: Python
+ * code that keeps one longer must hold a storage (`gtstorage.Storage.from_handle`).
+ *
+ * A storage with a device side is made current on the side the function declared (host or
+ * device) before the call and marked modified there unless declared read-only; device work in
+ * Python is ordered after the storage's stream (gtstorage_set_stream()), without a device-wide
+ * synchronization. @p flags must be 0.
+ */
+GTSTORAGE_API int gtstorage_python_call(gtstorage_python_function fn,
+                                        const gtstorage_handle* storages, uint32_t nstorages,
+                                        const gtstorage_python_arg* args, uint32_t nargs,
+                                        uint32_t flags);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GTSTORAGE_PYTHON_H */
