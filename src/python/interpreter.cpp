@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "python/embedding_module.hpp"
 
 namespace gts::python {
 namespace {
@@ -79,23 +81,27 @@ std::string libgtstorage_path() {
   return info.dli_fname;
 }
 
-// A host process that runs another Python (say a statically linked python3.11 that loaded this
-// library through ctypes) has its own Py_IsInitialized first in the global scope: starting a
-// second interpreter beside it would corrupt both, so it is refused.
+// A host process that runs another Python (say Debian's python3.11, which exports the C API from
+// its executable, loading this library through ctypes): the Py_* symbols this library uses then
+// resolve to that interpreter's (they come first in the global scope), whose ABI is not the one
+// this library was compiled for. Such a process is refused before any other Python call.
 void refuse_foreign_python() {
-  using is_initialized_fn = int (*)();
-  auto* const first = reinterpret_cast<is_initialized_fn>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
-  if (first == nullptr || first == &Py_IsInitialized || first() == 0) return;
+  if (Py_IsInitialized() == 0) return;
+  const char* running = Py_GetVersion();
+  const std::string ours =
+      std::to_string(PY_MAJOR_VERSION) + "." + std::to_string(PY_MINOR_VERSION) + ".";
+  if (running != nullptr && std::strncmp(running, ours.c_str(), ours.size()) == 0) return;
   Dl_info info{};
   const char* where =
-      dladdr(reinterpret_cast<void*>(first), &info) != 0 && info.dli_fname != nullptr
+      dladdr(reinterpret_cast<void*>(&Py_IsInitialized), &info) != 0 && info.dli_fname != nullptr
           ? info.dli_fname
           : "another object";
+  std::string version = running != nullptr ? running : "?";
+  version = version.substr(0, version.find(' '));
   fail(error_kind::python,
-       std::string("gtstorage_python_init: the process already runs a Python interpreter (from ") +
-           where + ") other than the one this libgtstorage_python embeds (" +
-           gtstorage_python_build_python() +
-           "); build libgtstorage_python with that Python (GTSTORAGE_PYTHON_EXECUTABLE)");
+       "gtstorage_python_init: the process already runs Python " + version + " (" + where +
+           "), not the Python this libgtstorage_python embeds (" + gtstorage_python_build_python() +
+           "): build libgtstorage_python with that Python (GTSTORAGE_PYTHON_EXECUTABLE)");
 }
 
 }  // namespace
@@ -201,7 +207,13 @@ void interpreter::start(const gtstorage_python_options& options) {
     } else {
       set_string(config, &config.executable, GTSTORAGE_PYTHON_BUILD_EXECUTABLE, "executable");
     }
-    check_status(Py_InitializeFromConfig(&config), home.empty() ? "" : "home " + home);
+    std::string where;  // what chose the prefix, for the message
+    if (!home.empty()) {
+      where = options.python_home != nullptr ? "python_home " + home : "home " + home;
+    } else if (const char* env_home = env_or_null("PYTHONHOME")) {
+      where = std::string("PYTHONHOME=") + env_home;
+    }
+    check_status(Py_InitializeFromConfig(&config), where);
   } catch (...) {
     PyConfig_Clear(&config);
     throw;
@@ -210,7 +222,7 @@ void interpreter::start(const gtstorage_python_options& options) {
   // Python runs; this thread holds the GIL.
   starter_ = std::this_thread::get_id();
   state_ = interpreter_state::started;
-  install_embedding_module();
+  install_embedding_module(libgtstorage_path());
   if (options.sys_path != nullptr) add_sys_path(options.sys_path);
   saved_ = PyEval_SaveThread();  // other threads (and this one, through PyGILState) may now run
 }
@@ -218,25 +230,7 @@ void interpreter::start(const gtstorage_python_options& options) {
 void interpreter::attach() {
   state_ = interpreter_state::attached;
   const gil g;
-  install_embedding_module();
-}
-
-// sys.modules["_gtstorage_embedding"]: tells the gtstorage package which libgtstorage file this
-// process runs (the package loads that one, not a copy of its own).
-void interpreter::install_embedding_module() {
-  ref module(PyModule_New("_gtstorage_embedding"));
-  if (!module) {
-    PyErr_Clear();
-    fail(error_kind::python, "gtstorage_python_init: cannot create module _gtstorage_embedding");
-  }
-  const std::string lib = libgtstorage_path();
-  PyModule_AddStringConstant(module.get(), "library_path", lib.c_str());
-  PyModule_AddStringConstant(module.get(), "build_python", gtstorage_python_build_python());
-  PyObject* modules = PyImport_GetModuleDict();  // borrowed
-  if (PyDict_SetItemString(modules, "_gtstorage_embedding", module.get()) != 0) {
-    PyErr_Clear();
-    fail(error_kind::python, "gtstorage_python_init: cannot register _gtstorage_embedding");
-  }
+  install_embedding_module(libgtstorage_path());
 }
 
 void interpreter::add_sys_path(const char* entries) {

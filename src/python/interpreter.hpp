@@ -44,7 +44,6 @@ class interpreter {
  private:
   void start(const gtstorage_python_options& options);
   void attach();
-  void install_embedding_module();
   void add_sys_path(const char* entries);
 
   std::shared_mutex lifecycle_;

@@ -96,9 +96,18 @@ static void test_init_bad_options(void** state) {
   o.virtual_env = "/nonexistent/venv";
   expect_failure(gtstorage_python_init(&o), GTSTORAGE_ERROR_INVALID_ARGUMENT,
                  "virtual_env|not a directory");
-  o.virtual_env = "/tmp"; /* a directory, but no pyvenv.cfg */
+  o.virtual_env = GTS_BRIDGE_BINARY_DIR; /* a directory, but no pyvenv.cfg */
   expect_failure(gtstorage_python_init(&o), GTSTORAGE_ERROR_INVALID_ARGUMENT,
                  "virtual_env|not a virtual environment");
+  /* A venv of another Python minor version. */
+  FILE* cfg = fopen(GTS_BRIDGE_BINARY_DIR "/venv-2.7/pyvenv.cfg", "w");
+  assert_non_null(cfg);
+  fputs("home = /usr/bin\nversion = 2.7.18\n", cfg);
+  fclose(cfg);
+  o.virtual_env = GTS_BRIDGE_BINARY_DIR "/venv-2.7";
+  expect_failure(
+      gtstorage_python_init(&o), GTSTORAGE_ERROR_INVALID_ARGUMENT,
+      "virtual_env|was made with Python 2.7.18|this libgtstorage_python embeds Python 3.");
   int32_t s = -1;
   GTS_OK(gtstorage_python_state(&s));
   assert_int_equal(s, 0); /* nothing started: a good init may follow */
@@ -422,10 +431,16 @@ static void test_finalize(void** state) {
 
 /* ---- a Python that cannot start (own process) ------------------------------------------- */
 
+/* @p dir: a directory without lib/python3.X, given as python_home; NULL: PYTHONHOME names it. */
 static int bad_home(const char* dir) {
   gtstorage_python_options o = GTSTORAGE_PYTHON_OPTIONS_INIT;
-  o.python_home = dir; /* a directory without lib/python3.X */
-  o.use_environment = 0;
+  o.python_home = dir;
+  o.use_environment = dir == NULL;
+  if (dir == NULL) dir = getenv("PYTHONHOME");
+  if (dir == NULL) {
+    printf("PYTHONHOME not set\n");
+    return 1;
+  }
   int rc = 0;
   for (int k = 0; k < 2; ++k) {
     const int st = gtstorage_python_init(&o);
@@ -452,12 +467,35 @@ static int bad_home(const char* dir) {
   return rc;
 }
 
+/* A model that never calls gtstorage_python_finalize: the process exits normally (Python's
+ * state is left to the OS, as for any embedding that skips Py_FinalizeEx). */
+static int skip_finalize(const char* venv, const char* sys_path) {
+  gtstorage_python_options o = GTSTORAGE_PYTHON_OPTIONS_INIT;
+  o.virtual_env = venv;
+  o.sys_path = sys_path;
+  double a[6] = {1, 2, 3, 4, 5, 6};
+  gtstorage_handle h = wrap2d(a, 2, 3);
+  gtstorage_python_function fn = 0;
+  if (gtstorage_python_init(&o) != GTSTORAGE_OK ||
+      gtstorage_python_resolve("bridge_checks:undeclared", &fn) != GTSTORAGE_OK ||
+      gtstorage_python_call(fn, &h, 1, NULL, 0, 0) != GTSTORAGE_OK || a[5] != 13.0) {
+    printf("FAILED: %s\n", gtstorage_last_error());
+    return 1;
+  }
+  printf("called; exiting without gtstorage_python_finalize\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "--bad-home") == 0) return bad_home(argv[2]);
+  if (argc == 2 && strcmp(argv[1], "--bad-pythonhome") == 0) return bad_home(NULL);
   g_venv = getenv("GTSTORAGE_BRIDGE_VENV");
   if (g_venv == NULL || *g_venv == '\0') {
     printf("SKIPPED: GTSTORAGE_BRIDGE_VENV (a venv of the embedded Python with NumPy) not set\n");
     return 77;
+  }
+  if (argc == 2 && strcmp(argv[1], "--skip-finalize") == 0) {
+    return skip_finalize(g_venv, GTS_BRIDGE_SYS_PATH);
   }
   const struct CMUnitTest tests[] = {
       GTS_TEST(test_calls_before_init),

@@ -55,7 +55,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _capi
-from ._storage import Storage
+from ._storage import _EMPTY_ADDRESS, Storage, _Geometry, _has_side
 
 __all__ = ["Arg", "ArgumentError", "export", "adapter_for", "current_stream"]
 
@@ -221,7 +221,8 @@ def _halo_pairs(halo: HaloSpec, ndim: int) -> Optional[Tuple[Tuple[int, int], ..
 class _Adapter:
     """What libgtstorage_python calls: ``adapter(handles, **scalars)``."""
 
-    __slots__ = ("_fn", "_args", "_form", "_n", "_cache", "_calls", "_name", "__weakref__")
+    __slots__ = ("_fn", "_args", "_form", "_n", "_cache", "_calls", "_views", "_fast", "_name",
+                 "__weakref__")
 
     def __init__(self, fn: Callable, decl: _Export, target: str):
         self._fn = fn
@@ -232,6 +233,12 @@ class _Adapter:
         self._cache: dict = {}
         # handles of a recent call -> (its arguments, the refreshes they need), oldest first.
         self._calls: dict = {}
+        # (position, description of a host-only storage) -> its NumPy view (see _convert).
+        self._views: dict = {}
+        # Per position: whether its argument is a NumPy view of the host buffer (None: every
+        # position of an undeclared function, whose storages are such views when they can be).
+        self._fast = None if decl.args is None else tuple(
+            (a.form or decl.form) == "numpy" and a.side == "host" for a in decl.args)
         self._name = target
 
     def __call__(self, handles: Tuple[int, ...], **scalars: Any) -> Any:
@@ -272,15 +279,25 @@ class _Adapter:
                 f"{self._name}: {n} storage{'s' if n != 1 else ''} passed; the function takes "
                 f"{self._n} ({', '.join(a.name for a in self._args)})")
         cache = self._cache
+        views = self._views
+        fast = self._fast
         values = []
         refreshes = []
         device_handle = None
         for key in enumerate(handles):
+            if fast is None or fast[key[0]]:
+                # A NumPy view of a host-only storage: found by its description (see _convert).
+                view = views.get((key[0], _host_key(key[1])))
+                if view is not None:
+                    values.append(view)
+                    continue
             entry = cache.get(key)
             if entry is None:
                 entry = self._convert(*key)
                 if len(cache) >= self._limit(n):
-                    del cache[next(iter(cache))]  # the oldest
+                    # Full: start again (O(1); removing the oldest entry one at a time would make
+                    # each removal scan the dict's freed slots when handles never come back).
+                    cache.clear()
                 cache[key] = entry
             values.append(entry[0])
             if entry[1] is not None:
@@ -290,15 +307,15 @@ class _Adapter:
         hit = (tuple(values), tuple(refreshes), device_handle)
         calls = self._calls
         if len(calls) >= 8:
-            del calls[next(iter(calls))]
+            calls.clear()
         calls[handles] = hit
         return hit
 
     @staticmethod
     def _limit(n: int) -> int:
         # Room for a time loop that swaps its fields (u, v then v, u: two handles per position)
-        # and then some; entries of released handles age out (they are never handed out again:
-        # a released handle's value is never issued again).
+        # and then some; entries of released handles go when the cache is full (they are never
+        # handed out again: a released handle's value is never issued again).
         return max(16, 4 * n)
 
     # ---- first arrival of a handle at a position --------------------------------------------
@@ -310,30 +327,55 @@ class _Adapter:
 
     def _convert(self, i: int, handle: int):
         where = self._describe(i)
-        st = Storage._borrow(handle)
         spec = self._args[i] if self._args is not None else None
+        form = (spec.form if spec is not None else None) or self._form
+        readonly = spec.readonly if spec is not None else False
         if spec is None:
-            side = "host" if st._has_host else "device"
-            readonly, form = False, self._form
+            # Undeclared: the host buffer if there is one, else the device buffer.
+            d = _describe(handle, _capi.SIDE_HOST)
+            side = "host"
+            if d == _capi.ERROR_NO_SUCH_BUFFER:
+                side, d = "device", _describe(handle, _capi.SIDE_DEVICE)
         else:
-            side, readonly, form = spec.side, spec.readonly, spec.form or self._form
-            self._check(where, spec, st)
+            side = spec.side
+            d = _describe(handle, _capi.SIDE_HOST if side == "host" else _capi.SIDE_DEVICE)
+        if form == "numpy" and side == "host" and not isinstance(d, int) and not d[8]:
+            # A host-only storage's NumPy view is a function of its description (address,
+            # shape, strides, type, flags: all of it, so a view of this key is exactly the view
+            # a new conversion would make), and so is the check against the declaration: a
+            # model that wraps its arrays anew every call finds them here (_prepare).
+            key = (i, _host_key(handle))
+            arr = self._views.get(key)
+            if arr is None:
+                if spec is not None:
+                    self._check(where, spec, d)
+                arr = _host_array(d, readonly)
+                if len(self._views) >= self._limit(len(self._args or ())):
+                    self._views.clear()
+                self._views[key] = arr
+            return (arr, None, False)
+        if isinstance(d, int):
+            if d == _capi.ERROR_NO_SUCH_BUFFER:
+                other = "a device" if side == "host" else "a host"
+                raise ArgumentError(f"{where}: declared side={side!r}, but the storage has "
+                                    f"{other} buffer only")
+            raise _capi.error_for(d, where)
+        if spec is not None:
+            self._check(where, spec, d)
+        if form == "numpy" and side == "host":
+            # The common case without a Storage object: one description, one array.
+            arr = _host_array(d, readonly)
+            refresh = None
+            if d[8]:  # a device side too: make the host current (and modified) before each call
+                refresh = functools.partial(_make_current, handle, _capi.SIDE_HOST, not readonly)
+                refresh()
+            return (arr, refresh, False)
+        st = Storage._borrow(handle)
         on_device = side == "device"
         if form == "storage":
             return (st, None, on_device)
         if form == "gt4py.next":
             return self._next_field(st, spec, side, readonly) + (on_device,)
-        if side == "host":
-            write = not readonly
-            arr = st._host_view(write)
-            if readonly and arr.flags.writeable:
-                arr = arr.view()
-                arr.flags.writeable = False
-            refresh = None
-            if st._has_device:  # make the host current (and modified) before every call
-                view = st._host_view
-                refresh = functools.partial(view, write)
-            return (arr, refresh, False)
         try:
             import cupy
         except ImportError:
@@ -370,27 +412,83 @@ class _Adapter:
         return refresh
 
     @staticmethod
-    def _check(where: str, spec: Arg, st: Storage) -> None:
-        side_code = _capi.SIDE_HOST if spec.side == "host" else _capi.SIDE_DEVICE
-        if not (st._has_host if spec.side == "host" else st._has_device):
-            have = "a device buffer only" if st._has_device else "a host buffer only"
-            raise ArgumentError(f"{where}: declared side={spec.side!r}, but the storage has {have}")
-        g = st._geom(side_code)
-        if spec.ndim is not None and g.ndim != spec.ndim:
-            raise ArgumentError(f"{where}: {g.ndim} dimensions {g.shape}, declared ndim={spec.ndim}")
-        if spec.dtype is not None and g.dtype != spec.dtype:
-            raise ArgumentError(f"{where}: dtype {g.dtype} ({g.typestr}), declared {spec.dtype} "
-                                f"({spec.dtype.str})")
-        if spec.labels is not None and g.dims != spec.labels:
-            raise ArgumentError(f"{where}: dims {','.join(g.dims) or '()'}, declared "
+    def _check(where: str, spec: Arg, d: tuple) -> None:
+        """Checks a storage described by _describe against its declaration."""
+        _, shape, _, typestr, readonly, halo, dims = d[:7]
+        ndim = len(shape)
+        if spec.ndim is not None and ndim != spec.ndim:
+            raise ArgumentError(f"{where}: {ndim} dimensions {shape}, declared ndim={spec.ndim}")
+        if spec.dtype is not None and typestr != spec.dtype.str and np.dtype(typestr) != spec.dtype:
+            raise ArgumentError(f"{where}: dtype {np.dtype(typestr)} ({typestr}), declared "
+                                f"{spec.dtype} ({spec.dtype.str})")
+        if spec.labels is not None and dims != spec.labels:
+            raise ArgumentError(f"{where}: dims {','.join(dims) or '()'}, declared "
                                 f"{','.join(spec.labels)}")
         if spec.halo is not None:
-            want = _halo_pairs(spec.halo, g.ndim)
-            if want != g.halo:
-                raise ArgumentError(f"{where}: halo {g.halo}, declared {want or spec.halo}")
-        if g.readonly and not spec.readonly:
+            want = _halo_pairs(spec.halo, ndim)
+            if want != halo:
+                raise ArgumentError(f"{where}: halo {halo}, declared {want or spec.halo}")
+        if readonly and not spec.readonly:
             raise ArgumentError(f"{where}: the storage is read-only, but the argument is not "
                                 "declared readonly=True")
+
+
+class _BorrowedView:
+    """The array interface of a borrowed buffer (ndarray.base of a NumPy view the bridge made:
+    it holds no library reference; the view is valid while the handle is, see the module
+    documentation)."""
+
+    __slots__ = ("__array_interface__",)
+
+    def __init__(self, interface: dict):
+        self.__array_interface__ = interface
+
+
+def _host_array(d: tuple, readonly: bool) -> np.ndarray:
+    data, shape, strides, typestr, storage_readonly = d[:5]
+    if not data and 0 in shape:
+        data = _EMPTY_ADDRESS  # NumPy 1.x refuses a NULL address even without elements
+    arr = np.asarray(_BorrowedView({"shape": shape, "typestr": typestr,
+                                    "data": (data, storage_readonly or readonly),
+                                    "strides": strides, "version": 3}))
+    return arr
+
+
+def _make_current(handle: int, side: int, write: bool) -> None:
+    """Makes @p side of a storage with two sides current (and modified when @p write)."""
+    _capi.check(_capi.lib.gtstorage_sync_to(handle, side, 0), "bridge")
+    if write:
+        _capi.check(_capi.lib.gtstorage_modify(handle, side, 0), "bridge")
+
+
+def _describe_ctypes(handle: int, side: int):
+    """What _gtstorage_embedding.describe returns, through ctypes (outside libgtstorage_python:
+    a Python program that drives an adapter itself, the tests)."""
+    info = _capi.new_struct(_capi.InterfaceInfo)
+    status = _capi.lib.gtstorage_interface(handle, side, ctypes.byref(info))
+    if status != _capi.OK:
+        return status
+    g = _Geometry(info)
+    return (g.data, g.shape, g.strides, g.typestr, g.readonly, g.halo, g.dims,
+            _has_side(handle, _capi.SIDE_HOST), _has_side(handle, _capi.SIDE_DEVICE),
+            g.device_type)
+
+
+def _host_key_ctypes(handle: int):
+    """What _gtstorage_embedding.host_key returns, through ctypes: a description of a host-only
+    storage's view (a tuple here), None or a status."""
+    d = _describe_ctypes(handle, _capi.SIDE_HOST)
+    if isinstance(d, int):
+        return None if d == _capi.ERROR_NO_SUCH_BUFFER else d
+    return None if d[8] else d[:7]
+
+
+try:  # inside libgtstorage_python: one C call each (src/python/embedding_module.cpp)
+    from _gtstorage_embedding import describe as _describe
+    from _gtstorage_embedding import host_key as _host_key
+except ImportError:
+    _describe = _describe_ctypes
+    _host_key = _host_key_ctypes
 
 
 def _cupy_stream(stream: int):
