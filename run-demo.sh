@@ -21,7 +21,7 @@ generator=()
 command -v ninja >/dev/null && [[ ! -f $build/CMakeCache.txt ]] && generator=(-G Ninja)
 cmake -S "$GTS_REPO" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DGTSTORAGE_BUILD_TESTS=OFF -DGTSTORAGE_BUILD_BENCH=OFF -DGTSTORAGE_BUILD_DOCS=OFF \
-  -DGTSTORAGE_BUILD_PYTHON=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF \
+  -DGTSTORAGE_BUILD_PYTHON=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF -DGTSTORAGE_ENABLE_PYTHON_EMBED=OFF \
   -DGTSTORAGE_BUILD_TOOLS=ON -DGTSTORAGE_BUILD_EXAMPLES=ON
 gts_step "build the library, gtstorage-info and the examples"
 cmake --build "$build" -j "$GTS_JOBS" --target gtstorage-info gtstorage-example-basic \

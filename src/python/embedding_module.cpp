@@ -35,17 +35,17 @@ PyObject* describe(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs
   for (Py_ssize_t d = 0; d < n; ++d) {
     PyTuple_SET_ITEM(shape.get(), d, PyLong_FromLongLong(info.shape[d]));
     PyTuple_SET_ITEM(strides.get(), d, PyLong_FromLongLong(info.strides[d]));
-    PyTuple_SET_ITEM(halo.get(), d, Py_BuildValue("(LL)", static_cast<long long>(info.halo[d][0]),
-                                                  static_cast<long long>(info.halo[d][1])));
+    PyTuple_SET_ITEM(halo.get(), d,
+                     Py_BuildValue("(LL)", static_cast<long long>(info.halo[d][0]),
+                                   static_cast<long long>(info.halo[d][1])));
     PyTuple_SET_ITEM(dims.get(), d, PyUnicode_FromString(info.dims[d]));
   }
   if (PyErr_Occurred() != nullptr) return nullptr;  // an item could not be made
-  return Py_BuildValue("(KOOsOOOOOi)", static_cast<unsigned long long>(
-                                           reinterpret_cast<uintptr_t>(info.data)),
-                       shape.get(), strides.get(), info.typestr,
-                       info.readonly != 0 ? Py_True : Py_False, halo.get(), dims.get(),
-                       has_host != 0 ? Py_True : Py_False, has_device != 0 ? Py_True : Py_False,
-                       static_cast<int>(info.device_type));
+  return Py_BuildValue(
+      "(KOOsOOOOOi)", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(info.data)),
+      shape.get(), strides.get(), info.typestr, info.readonly != 0 ? Py_True : Py_False, halo.get(),
+      dims.get(), has_host != 0 ? Py_True : Py_False, has_device != 0 ? Py_True : Py_False,
+      static_cast<int>(info.device_type));
 }
 
 // host_key(handle) -> bytes, or None, or the failed status: for a storage with a host buffer and
@@ -83,8 +83,8 @@ PyObject* host_key(PyObject* /*module*/, PyObject* arg) {
     std::memcpy(p.label, info.dims[d], sizeof p.label);
     std::memcpy(buffer + sizeof h + d * sizeof p, &p, sizeof p);
   }
-  return PyBytes_FromStringAndSize(buffer,
-                                   static_cast<Py_ssize_t>(sizeof(head) + info.ndim * sizeof(per_dim)));
+  return PyBytes_FromStringAndSize(
+      buffer, static_cast<Py_ssize_t>(sizeof(head) + info.ndim * sizeof(per_dim)));
 }
 
 PyMethodDef methods[] = {

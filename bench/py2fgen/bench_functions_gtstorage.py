@@ -1,0 +1,112 @@
+"""Python functions of the benchmark for our bridge (libgtstorage_python, ``gtstorage.bridge``).
+
+Same semantics as ``bench_functions.py`` (the py2fgen half), so that the timings compare:
+
+* ``empty_1``, ``empty_10``, ``empty_40``: 1/10/40 3-D float64 arrays, no body.
+* ``diffusion``: out = in + alpha * 5-point horizontal Laplacian on the interior, in plain
+  NumPy.  The halo is not a scalar argument here: the Fortran layer wraps the arrays with
+  ``halo=[h, h, 0]`` and the function reads it from the storage (``form="storage"``).
+* ``probe``: reports what Python sees into ``info`` (int64) and adds 1 to ``a``.
+* ``fail``: raises.
+
+Extra (our bridge only, used by ``bench_persistent.F90``): ``empty_0`` (no storage at all,
+the fixed cost of one call).
+
+The Fortran side resolves each function once (``gtstorage_python_resolve(fn,
+"bench_functions_gtstorage:empty_1")``) and calls it with ``gtstorage_python_call``; scalars
+arrive as keyword arguments.
+"""
+
+import numpy as np
+
+from gtstorage import bridge
+
+F3 = dict(dtype="float64", ndim=3)
+
+
+def _args(n):
+    return [bridge.Arg(f"a{i:02d}", **F3) for i in range(n)]
+
+
+# --------------------------------------------------------------------------- empty calls
+@bridge.export()
+def empty_0():
+    pass
+
+
+@bridge.export(*_args(1))
+def empty_1(a00):
+    pass
+
+
+@bridge.export(*_args(10))
+def empty_10(a00, a01, a02, a03, a04, a05, a06, a07, a08, a09):
+    pass
+
+
+@bridge.export(*_args(40))
+def empty_40(
+    a00, a01, a02, a03, a04, a05, a06, a07, a08, a09,
+    a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,
+    a20, a21, a22, a23, a24, a25, a26, a27, a28, a29,
+    a30, a31, a32, a33, a34, a35, a36, a37, a38, a39,
+):  # fmt: skip
+    pass
+
+
+# ------------------------------------------------------------------------ diffusion step
+@bridge.export(
+    bridge.Arg("field_in", readonly=True, **F3),
+    bridge.Arg("field_out", **F3),
+    form="storage",
+)
+def diffusion(field_in, field_out, *, alpha):
+    """out = in + alpha * 5-point horizontal Laplacian on the interior.
+
+    ``field_in`` and ``field_out`` are gtstorage storages (GDP-3) over the Fortran arrays,
+    halo included; the origin of the interior comes from the storage's halo (the Fortran
+    layer wraps with ``halo=[h, h, 0]``).  The NumPy expression is the one of
+    ``bench_functions.diffusion``.
+    """
+    (hx, _), (hy, _), _ = field_in.halo
+    fin = np.asarray(field_in)
+    fout = np.asarray(field_out)
+    nx = fin.shape[0] - 2 * hx
+    ny = fin.shape[1] - 2 * hy
+    c = fin[hx : hx + nx, hy : hy + ny, :]
+    lap = (
+        fin[hx - 1 : hx - 1 + nx, hy : hy + ny, :]
+        + fin[hx + 1 : hx + 1 + nx, hy : hy + ny, :]
+        + fin[hx : hx + nx, hy - 1 : hy - 1 + ny, :]
+        + fin[hx : hx + nx, hy + 1 : hy + 1 + ny, :]
+        - 4.0 * c
+    )
+    fout[hx : hx + nx, hy : hy + ny, :] = c + alpha * lap
+
+
+# ------------------------------------------------------------------------ introspection
+@bridge.export(bridge.Arg("a", **F3), bridge.Arg("info", dtype="int64", ndim=1))
+def probe(a, info, *, flag):
+    """Report what Python sees and write to ``a`` (to check write-back).
+
+    info[0] = address of the data NumPy sees (a.__array_interface__["data"][0])
+    info[1:4] = a.shape
+    info[4] = 1 if the scalar logical arrived as True else 0
+    info[5] = 1 if a.flags.f_contiguous
+    info[6] = 1 if a.flags.writeable
+    info[7] = type tag: 1 numpy.ndarray, 2 tuple, 0 other
+    a += 1.0 (every element), so the caller can check that writes come back.
+    """
+    info[0] = a.__array_interface__["data"][0]
+    info[1:4] = a.shape
+    info[4] = 1 if flag else 0
+    info[5] = 1 if a.flags.f_contiguous else 0
+    info[6] = 1 if a.flags.writeable else 0
+    info[7] = 1 if isinstance(a, np.ndarray) else (2 if isinstance(a, tuple) else 0)
+    a += 1.0
+
+
+@bridge.export(bridge.Arg("a", **F3))
+def fail(a):
+    """Always raises; used to observe the bridge's error reporting to Fortran."""
+    raise RuntimeError("bench_functions.fail: deliberate error")

@@ -1,0 +1,467 @@
+! Fortran -> Python call overhead, our bridge (libgtstorage_python) used as a model uses it:
+! the arrays are wrapped ONCE (gtstorage_wrap), the functions resolved once, and then every
+! timed call passes the same storage handles (gtstorage_python_call) -- no wrap per call.
+! Compare with bench_driver + layer_gtstorage.F90, which wraps and releases at every call
+! (the call site py2fgen has: the arrays passed at each call).
+!
+! Usage:  bench_persistent OUT_FILE [SCALE [SCALE_DIFF]]     (as bench_driver)
+!
+! Same arrays, sizes, repeats and interleaving as bench_driver.F90; the Python functions
+! are bench_functions_gtstorage.py.  Environment: BENCH_GTSTORAGE_SYS_PATH (':'-separated
+! directories put first on sys.path: the gtstorage package and this directory),
+! VIRTUAL_ENV (a Python 3.12.1 venv with NumPy).
+!
+! Cases (per call; median and min over the repeats):
+!   empty_0            no storage at all: the fixed cost of one call
+!   empty_1/10/40      1/10/40 storages (arrays wrapped once)
+!   empty_1_rotating   a, b, c in turn through the same position (like a time loop that
+!                      swaps fields; our view cache is keyed by handle, so these still hit)
+!   section_j          a(:, 2:ey-1, :) wrapped once (non-contiguous, by its strides)
+!   section_stride2    a(::2, :, :)    wrapped once
+!   wrap_release_1     gtstorage_wrap + gtstorage_release of one array, no Python call
+!   wrap_release_40    the same for the 40 arrays: what layer_gtstorage.F90 adds in Fortran/C
+!   diffusion          fin/fout wrapped once with halo=[h, h, 0], alpha as a keyword
+program bench_persistent
+   use, intrinsic :: iso_c_binding
+   use, intrinsic :: iso_fortran_env, only: int64, real64, error_unit, compiler_version
+   use gtstorage
+   use gtstorage_python
+   implicit none
+
+   type :: arr3_t
+      real(c_double), allocatable :: v(:, :, :)
+   end type arr3_t
+
+   integer, parameter :: ex = 20, ey = 20, ez = 10
+   integer, parameter :: dnx = 128, dny = 128, dnz = 40, halo = 2
+   integer, parameter :: n_repeats_empty = 9, n_repeats_diff = 7
+   integer, parameter :: base_calls_empty = 20000, base_calls_diff = 30
+   real(c_double), parameter :: alpha = 0.1_c_double
+   character(*), parameter :: pymod = "bench_functions_gtstorage"
+
+   real(c_double), allocatable, target :: a(:, :, :), b(:, :, :), c(:, :, :)
+   real(c_double), allocatable, target :: fin(:, :, :), fout(:, :, :), fref(:, :, :)
+   real(c_double), allocatable :: before(:, :, :)
+   type(arr3_t), allocatable, target :: arrs(:)
+   integer(c_long), allocatable, target :: info(:)
+
+   integer(gtstorage_handle_kind) :: ha(1), habc(3), hsj(1), hs2(1), harr(40), hd(2), &
+                                     hinfo, hfin_nohalo, hnone(0)
+   integer(gtstorage_python_function_kind) :: fn_e0, fn_e1, fn_e10, fn_e40, fn_diff, &
+                                              fn_probe, fn_fail
+   type(gtstorage_stats) :: stats0, stats1
+   integer :: u, k, st, n_empty, n_diff, nerr, r, plen
+   real(real64) :: scale, scale_diff, maxdiff
+   character(len=512) :: outfile, arg
+   character(len=4096) :: path
+   integer(int64) :: t0, t1, rate
+   integer, parameter :: n_cases = 10
+   character(len=32), parameter :: case_names(n_cases) = [character(len=32) :: &
+      "empty_0", "empty_1", "empty_10", "empty_40", "empty_1_rotating", "section_j", &
+      "section_stride2", "wrap_release_1", "wrap_release_40", "diffusion"]
+   logical :: case_copied(n_cases)
+   real(real64) :: samples(n_cases, max(n_repeats_empty, n_repeats_diff))
+   integer :: case_calls(n_cases), case_errors(n_cases)
+   logical :: cp_contig, cp_sj, cp_s2, cp_arrs, cp_lb
+
+   call get_command_argument(1, outfile)
+   if (len_trim(outfile) == 0) outfile = "gtstorage_persistent_raw.txt"
+   scale = 1.0_real64
+   if (command_argument_count() >= 2) then
+      call get_command_argument(2, arg)
+      read (arg, *) scale
+   end if
+   scale_diff = scale
+   if (command_argument_count() >= 3) then
+      call get_command_argument(3, arg)
+      read (arg, *) scale_diff
+   end if
+   n_empty = max(12, nint(base_calls_empty*scale))
+   n_empty = 3*((n_empty + 2)/3)
+   n_diff = max(3, nint(base_calls_diff*scale_diff))
+
+   open (newunit=u, file=trim(outfile), status="replace", action="write")
+   write (u, '(a,1x,a)') "layer", "gtstorage_persistent"
+   write (u, '(a,1x,a)') "fortran_compiler", compiler_version()
+   call system_clock(count_rate=rate)
+   write (u, '(a,1x,i0)') "system_clock_rate_hz", rate
+   write (u, '(a,1x,a)') "library_version", gtstorage_version_string()
+
+   ! ---- the model's arrays (as in bench_driver.F90) -------------------------------------
+   allocate (a(ex, ey, ez), b(ex, ey, ez), c(ex, ey, ez))
+   call random_number(a); b = a; c = a
+   allocate (arrs(40))
+   do k = 1, 40
+      allocate (arrs(k)%v(ex, ey, ez))
+      arrs(k)%v = real(k, c_double)
+   end do
+   allocate (fin(1 - halo:dnx + halo, 1 - halo:dny + halo, dnz))
+   allocate (fout, fref, mold=fin)
+   call random_number(fin)
+   fout = 0
+   allocate (info(8))
+
+   ! ---- interpreter + functions, once --------------------------------------------------------
+   call system_clock(t0)
+   call get_environment_variable("BENCH_GTSTORAGE_SYS_PATH", path, plen)
+   if (plen > 0) then
+      call gtstorage_python_init(sys_path=path(1:plen), status=st)
+   else
+      call gtstorage_python_init(status=st)
+   end if
+   call need(st, "gtstorage_python_init")
+   call resolve(fn_e0, "empty_0")
+   call resolve(fn_e1, "empty_1")
+   call resolve(fn_e10, "empty_10")
+   call resolve(fn_e40, "empty_40")
+   call resolve(fn_diff, "diffusion")
+   call resolve(fn_probe, "probe")
+   call resolve(fn_fail, "fail")
+   call system_clock(t1)
+   write (u, '(a,1x,g0)') "init_and_resolve_ms", ms(t0, t1)
+   write (*, '(a,f10.1)') "gtstorage_python_init + 7 x resolve: ms=", ms(t0, t1)
+
+   ! ---- wrap once ---------------------------------------------------------------------------
+   call gtstorage_wrap(ha(1), a, status=st); call need(st, "wrap a")
+   habc(1) = ha(1)
+   call gtstorage_wrap(habc(2), b, status=st); call need(st, "wrap b")
+   call gtstorage_wrap(habc(3), c, status=st); call need(st, "wrap c")
+   call gtstorage_wrap(hsj(1), a(:, 2:ey - 1, :), status=st); call need(st, "wrap section_j")
+   call gtstorage_wrap(hs2(1), a(::2, :, :), status=st); call need(st, "wrap section_stride2")
+   do k = 1, 40
+      call gtstorage_wrap(harr(k), arrs(k)%v, status=st); call need(st, "wrap arrs(k)")
+   end do
+   call gtstorage_wrap(hd(1), fin, halo=[halo, halo, 0], status=st); call need(st, "wrap fin")
+   call gtstorage_wrap(hd(2), fout, halo=[halo, halo, 0], status=st); call need(st, "wrap fout")
+   call gtstorage_wrap(hfin_nohalo, fin, status=st); call need(st, "wrap fin (no halo)")
+   call gtstorage_wrap(hinfo, info, status=st); call need(st, "wrap info")
+
+   call system_clock(t0)
+   call gtstorage_python_call(fn_e1, ha, status=st)
+   call system_clock(t1)
+   write (u, '(a,1x,g0)') "first_call_ms", ms(t0, t1)
+   write (u, '(a,1x,i0)') "first_call_rc", st
+
+   ! ---- probes through the persistent handles ----------------------------------------------
+   allocate (before, source=a)
+   call probe(ha(1), .true.)
+   cp_contig = info(1) /= addr(c_loc(a(1, 1, 1)))
+   call emit_probe("contiguous", addr(c_loc(a(1, 1, 1))), cp_contig, all(a == before + 1), shape(a))
+   a = before
+   ! the same handle again (cached view): Fortran changed a in between, Python sees it
+   call probe(ha(1), .true.)
+   write (u, '(a,1x,l1)') "probe.contiguous_second_call_sees_fortran_writes", all(a == before + 1)
+   a = before
+
+   call probe(hsj(1), .true.)
+   cp_sj = info(1) /= addr(c_loc(a(1, 2, 1)))
+   call emit_probe("section_j", addr(c_loc(a(1, 2, 1))), cp_sj, &
+                   all(a(:, 2:ey - 1, :) == before(:, 2:ey - 1, :) + 1) .and. &
+                   all(a(:, 1, :) == before(:, 1, :)) .and. all(a(:, ey, :) == before(:, ey, :)), &
+                   shape(a(:, 2:ey - 1, :)))
+   a = before
+
+   call probe(hs2(1), .true.)
+   cp_s2 = info(1) /= addr(c_loc(a(1, 1, 1)))
+   call emit_probe("section_stride2", addr(c_loc(a(1, 1, 1))), cp_s2, &
+                   all(a(1::2, :, :) == before(1::2, :, :) + 1) .and. &
+                   all(a(2::2, :, :) == before(2::2, :, :)), shape(a(::2, :, :)))
+   a = before
+   deallocate (before)
+
+   allocate (before, source=arrs(1)%v)
+   call probe(harr(1), .true.)
+   cp_arrs = info(1) /= addr(c_loc(arrs(1)%v(1, 1, 1)))
+   call emit_probe("derived_type_component", addr(c_loc(arrs(1)%v(1, 1, 1))), cp_arrs, &
+                   all(arrs(1)%v == before + 1), shape(arrs(1)%v))
+   arrs(1)%v = before
+   deallocate (before)
+
+   allocate (before, source=fin)
+   call probe(hfin_nohalo, .true.)
+   cp_lb = info(1) /= addr(c_loc(fin(1 - halo, 1 - halo, 1)))
+   call emit_probe("lbound_minus1", addr(c_loc(fin(1 - halo, 1 - halo, 1))), cp_lb, &
+                   all(fin == before + 1), shape(fin))
+   write (u, '(a,3(1x,i0))') "probe.lbound_minus1.fortran_lbound", lbound(fin)
+   fin = before
+   deallocate (before)
+
+   allocate (before, source=a)
+   call probe(ha(1), .false.)
+   write (u, '(a,1x,i0)') "probe.logical_false_seen_as", info(5)
+   a = before
+   deallocate (before)
+
+   ! ---- errors: the Python function raises ---------------------------------------------------
+   call gtstorage_python_call(fn_fail, ha, status=st)
+   write (u, '(a,1x,i0)') "error.rc_when_python_raises", st
+   write (u, '(a,1x,a)') "error.status_name", gtstorage_status_name(st)
+   write (u, '(a,1x,a)') "error.message", gtstorage_last_error()
+   call gtstorage_python_call(fn_e1, ha, status=st)
+   write (u, '(a,1x,i0)') "error.rc_next_call_after_exception", st
+   ! a storage that does not match the declaration (1-D int64 where 3-D float64 is declared)
+   call gtstorage_python_call(fn_e1, [hinfo], status=st)
+   write (u, '(a,1x,i0)') "error.rc_wrong_argument", st
+   write (u, '(a,1x,a)') "error.message_wrong_argument", gtstorage_last_error()
+   flush (u)
+
+   ! ---- diffusion check ------------------------------------------------------------------------
+   fout = -7.0_c_double
+   call gtstorage_python_call(fn_diff, hd, status=st, args=[py_real("alpha", alpha)])
+   fref = -7.0_c_double
+   fref(1:dnx, 1:dny, :) = fin(1:dnx, 1:dny, :) + alpha*( &
+                           fin(0:dnx - 1, 1:dny, :) + fin(2:dnx + 1, 1:dny, :) + &
+                           fin(1:dnx, 0:dny - 1, :) + fin(1:dnx, 2:dny + 1, :) - &
+                           4.0_c_double*fin(1:dnx, 1:dny, :))
+   maxdiff = maxval(abs(fout - fref))
+   write (u, '(a,1x,i0)') "cases.diffusion.check_rc", st
+   write (u, '(a,1x,g0)') "cases.diffusion.max_abs_diff_vs_fortran", maxdiff
+   write (u, '(a,1x,l1)') "cases.diffusion.result_ok", (st == GTSTORAGE_OK .and. maxdiff < 1.0e-12_real64)
+   write (u, '(a,3(1x,i0))') "cases.diffusion.shape_with_halo", shape(fin)
+   write (u, '(a,1x,i0)') "cases.diffusion.halo", halo
+
+   ! ---- timings (interleaved rounds) ---------------------------------------------------------
+   case_errors = 0
+   case_copied = .false.
+   case_copied([2, 3, 4, 5, 8, 9]) = cp_contig .or. cp_arrs
+   case_copied(6) = cp_sj
+   case_copied(7) = cp_s2
+   case_copied(10) = cp_lb
+   call gtstorage_get_stats(stats0)
+   do r = 1, max(n_repeats_empty, n_repeats_diff)
+      if (r <= n_repeats_empty) then
+         call time_call(1, fn_e0, hnone, r)
+         call time_call(2, fn_e1, ha, r)
+         call time_call(3, fn_e10, harr(1:10), r)
+         call time_call(4, fn_e40, harr, r)
+         call time_rotating(5, r)
+         call time_call(6, fn_e1, hsj, r)
+         call time_call(7, fn_e1, hs2, r)
+         call time_wrap_release_1(8, r)
+         call time_wrap_release_40(9, r)
+      end if
+      if (r <= n_repeats_diff) call time_diffusion(10, r)
+   end do
+   call gtstorage_get_stats(stats1)
+   write (u, '(a,1x,i0)') "library.live_handles_change_during_timing", &
+      stats1%live_handles - stats0%live_handles
+   write (u, '(a,1x,i0)') "library.host_bytes_change_during_timing", &
+      stats1%host_bytes - stats0%host_bytes
+   write (u, '(a,1x,i0)') "library.transfer_bytes_during_timing", &
+      (stats1%h2d_bytes - stats0%h2d_bytes) + (stats1%d2h_bytes - stats0%d2h_bytes)
+   do k = 1, n_cases
+      if (k == 10) then
+         call emit_stats(k, n_repeats_diff)
+      else
+         call emit_stats(k, n_repeats_empty)
+      end if
+   end do
+
+   ! ---- clean up -----------------------------------------------------------------------------
+   call gtstorage_release(ha(1))
+   call gtstorage_release(habc(2))
+   call gtstorage_release(habc(3))
+   call gtstorage_release(hsj(1))
+   call gtstorage_release(hs2(1))
+   do k = 1, 40
+      call gtstorage_release(harr(k))
+   end do
+   call gtstorage_release(hd(1))
+   call gtstorage_release(hd(2))
+   call gtstorage_release(hfin_nohalo)
+   call gtstorage_release(hinfo)
+   call gtstorage_python_finalize(st)
+   write (u, '(a,1x,i0)') "finalize_rc", st
+   close (u)
+
+contains
+
+   subroutine need(st, what)
+      integer, intent(in) :: st
+      character(*), intent(in) :: what
+      if (st /= GTSTORAGE_OK) then
+         write (error_unit, '(a)') "bench_persistent: "//what//" failed: "//gtstorage_last_error()
+         error stop 2
+      end if
+   end subroutine need
+
+   subroutine resolve(fn, name)
+      integer(gtstorage_python_function_kind), intent(out) :: fn
+      character(*), intent(in) :: name
+      integer :: st
+      call gtstorage_python_resolve(fn, pymod//":"//name, status=st)
+      call need(st, "resolve "//name)
+   end subroutine resolve
+
+   real(real64) function ms(ta, tb)
+      integer(int64), intent(in) :: ta, tb
+      ms = real(tb - ta, real64)/real(rate, real64)*1.0e3_real64
+   end function ms
+
+   integer(c_intptr_t) function addr(p)
+      type(c_ptr), intent(in) :: p
+      addr = transfer(p, 0_c_intptr_t)
+   end function addr
+
+   subroutine probe(h, flag)
+      integer(gtstorage_handle_kind), intent(in) :: h
+      logical, intent(in) :: flag
+      info = -1
+      call gtstorage_python_call(fn_probe, [h, hinfo], status=st, args=[py_logical("flag", flag)])
+   end subroutine probe
+
+   subroutine emit_probe(name, faddr, cpd, wb, shp)
+      character(*), intent(in) :: name
+      integer(c_intptr_t), intent(in) :: faddr
+      logical, intent(in) :: cpd, wb
+      integer, intent(in) :: shp(3)
+      write (u, '(a,1x,i0)') "probe."//name//".rc", st
+      write (u, '(a,1x,i0)') "probe."//name//".fortran_addr", faddr
+      write (u, '(a,1x,i0)') "probe."//name//".python_addr", info(1)
+      write (u, '(a,1x,l1)') "probe."//name//".copied", cpd
+      write (u, '(a,1x,l1)') "probe."//name//".writes_back", wb
+      write (u, '(a,3(1x,i0))') "probe."//name//".fortran_shape", shp
+      write (u, '(a,3(1x,i0))') "probe."//name//".python_shape", info(2:4)
+      write (u, '(a,1x,i0)') "probe."//name//".logical_true_seen_as", info(5)
+      write (u, '(a,1x,i0)') "probe."//name//".python_f_contiguous", info(6)
+      write (u, '(a,1x,i0)') "probe."//name//".python_writeable", info(7)
+      write (u, '(a,1x,i0)') "probe."//name//".python_type_tag", info(8)
+      write (*, '(a,a,t40,a,l1,a,l1,a,i0)') "probe ", name, " copied=", cpd, &
+         "  writes_back=", wb, "  rc=", st
+   end subroutine emit_probe
+
+   subroutine emit_stats(id, nrep)
+      integer, intent(in) :: id, nrep
+      real(real64) :: x(nrep), med
+      character(len=:), allocatable :: name
+      name = trim(case_names(id))
+      x = samples(id, 1:nrep)
+      call sort(x)
+      if (mod(nrep, 2) == 1) then
+         med = x((nrep + 1)/2)
+      else
+         med = 0.5_real64*(x(nrep/2) + x(nrep/2 + 1))
+      end if
+      write (u, '(a,1x,g0)') "cases."//name//".median_us", med
+      write (u, '(a,1x,g0)') "cases."//name//".min_us", x(1)
+      write (u, '(a,1x,g0)') "cases."//name//".max_us", x(nrep)
+      write (u, '(a,1x,i0)') "cases."//name//".repeats", nrep
+      write (u, '(a,1x,i0)') "cases."//name//".calls_per_repeat", case_calls(id)
+      write (u, '(a,1x,l1)') "cases."//name//".copied", case_copied(id)
+      write (u, '(a,1x,i0)') "cases."//name//".failed_calls", case_errors(id)
+      flush (u)
+      write (*, '(a,t30,a,f12.3,a,f12.3,a,i0,a,i0,a,l1)') name, " median_us=", med, &
+         "  min_us=", x(1), "  repeats=", nrep, "  calls=", case_calls(id), "  copied=", &
+         case_copied(id)
+   end subroutine emit_stats
+
+   subroutine sort(x)
+      real(real64), intent(inout) :: x(:)
+      integer :: p, q
+      real(real64) :: tmp
+      do p = 2, size(x)
+         tmp = x(p)
+         q = p - 1
+         do while (q >= 1)
+            if (x(q) <= tmp) exit
+            x(q + 1) = x(q)
+            q = q - 1
+         end do
+         x(q + 1) = tmp
+      end do
+   end subroutine sort
+
+   real(real64) function per_call_us(ta, tb, n)
+      integer(int64), intent(in) :: ta, tb
+      integer, intent(in) :: n
+      per_call_us = real(tb - ta, real64)/real(rate, real64)*1.0e6_real64/real(n, real64)
+   end function per_call_us
+
+   subroutine record(id, r, n)
+      integer, intent(in) :: id, r, n
+      samples(id, r) = per_call_us(t0, t1, n)
+      case_calls(id) = n
+      case_errors(id) = case_errors(id) + nerr
+   end subroutine record
+
+   ! n_empty calls of fn with the same handles
+   subroutine time_call(id, fn, h, r)
+      integer, intent(in) :: id, r
+      integer(gtstorage_python_function_kind), intent(in) :: fn
+      integer(gtstorage_handle_kind), intent(in) :: h(:)
+      integer :: i, sti
+      nerr = 0
+      call system_clock(t0)
+      do i = 1, n_empty
+         call gtstorage_python_call(fn, h, status=sti)
+         if (sti /= GTSTORAGE_OK) nerr = nerr + 1
+      end do
+      call system_clock(t1)
+      call record(id, r, n_empty)
+   end subroutine time_call
+
+   subroutine time_rotating(id, r)
+      integer, intent(in) :: id, r
+      integer :: i, sti
+      nerr = 0
+      call system_clock(t0)
+      do i = 1, n_empty, 3
+         call gtstorage_python_call(fn_e1, habc(1:1), status=sti)
+         if (sti /= GTSTORAGE_OK) nerr = nerr + 1
+         call gtstorage_python_call(fn_e1, habc(2:2), status=sti)
+         if (sti /= GTSTORAGE_OK) nerr = nerr + 1
+         call gtstorage_python_call(fn_e1, habc(3:3), status=sti)
+         if (sti /= GTSTORAGE_OK) nerr = nerr + 1
+      end do
+      call system_clock(t1)
+      call record(id, r, n_empty)
+   end subroutine time_rotating
+
+   subroutine time_wrap_release_1(id, r)
+      integer, intent(in) :: id, r
+      integer :: i, sti
+      integer(gtstorage_handle_kind) :: h
+      nerr = 0
+      call system_clock(t0)
+      do i = 1, n_empty
+         call gtstorage_wrap(h, a, status=sti)
+         if (sti /= GTSTORAGE_OK) nerr = nerr + 1
+         call gtstorage_release(h, status=sti)
+      end do
+      call system_clock(t1)
+      call record(id, r, n_empty)
+   end subroutine time_wrap_release_1
+
+   subroutine time_wrap_release_40(id, r)
+      integer, intent(in) :: id, r
+      integer :: i, j, sti
+      integer(gtstorage_handle_kind) :: h(40)
+      nerr = 0
+      call system_clock(t0)
+      do i = 1, n_empty
+         do j = 1, 40
+            call gtstorage_wrap(h(j), arrs(j)%v, status=sti)
+            if (sti /= GTSTORAGE_OK) nerr = nerr + 1
+         end do
+         do j = 1, 40
+            call gtstorage_release(h(j), status=sti)
+         end do
+      end do
+      call system_clock(t1)
+      call record(id, r, n_empty)
+   end subroutine time_wrap_release_40
+
+   subroutine time_diffusion(id, r)
+      integer, intent(in) :: id, r
+      integer :: i, sti
+      nerr = 0
+      call system_clock(t0)
+      do i = 1, n_diff
+         call gtstorage_python_call(fn_diff, hd, status=sti, args=[py_real("alpha", alpha)])
+         if (sti /= GTSTORAGE_OK) nerr = nerr + 1
+      end do
+      call system_clock(t1)
+      call record(id, r, n_diff)
+   end subroutine time_diffusion
+
+end program bench_persistent
