@@ -35,6 +35,7 @@ program model
   real(c_double), allocatable :: ref(:, :, :), rnext(:, :, :)
   integer :: first(2), extent(2), rank, nprocs, step, steps, cur, nxt, bad, total, halo_writes
   integer :: st, i
+  integer(8) :: clock0, clock1, rate, first_step, later_steps
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -81,11 +82,21 @@ program model
   call gtstorage_get_stats(before)
   halo_writes = 0
   cur = 1
+  first_step = 0
+  later_steps = 0
+  call system_clock(count_rate=rate)
   do step = 1, steps
     nxt = 3 - cur
     call gtstorage_exchange_run(ex(cur))  ! the input's halo from the neighbours
     call set_halo(nxt, sentinel)          ! to see whether the stencil writes there
+    call system_clock(clock0)
     call step_python(s(cur), s(nxt))
+    call system_clock(clock1)
+    if (step == 1) then
+      first_step = clock1 - clock0
+    else
+      later_steps = later_steps + (clock1 - clock0)
+    end if
     if (count_halo(nxt, sentinel) /= halo_cells()) halo_writes = halo_writes + 1
     cur = nxt
   end do
@@ -119,6 +130,9 @@ program model
       ", storages made ", after%live_handles - before%live_handles
     print '(a,i0,a,i0)', "  points differing from the Fortran reference: ", total, &
       "; steps whose stencil wrote a halo: ", halo_writes
+    print '(a,f12.3,a,f12.3,a)', "  Python step on process 0: first", &
+      1d3 * real(first_step, 8) / real(rate, 8), " ms, then", &
+      1d3 * real(later_steps, 8) / real(rate, 8) / max(1, steps - 1), " ms per step"
   end if
 
   call gtstorage_python_release_function(fn)

@@ -52,16 +52,10 @@ J = gtx.Dimension("J")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
 IJKField = gtx.Field[gtx.Dims[I, J, K], gtx.float64]
 
-_NEXT_BACKENDS = {"embedded": None}
-
-
 def _next_backend():
+    """None (embedded execution: NumPy) or a gt4py.next backend by name (gtfn_cpu, ...)."""
     name = os.environ.get("GTSTORAGE_MODEL_NEXT_BACKEND", "embedded")
-    if name in _NEXT_BACKENDS:
-        return _NEXT_BACKENDS[name]
-    from gt4py.next import backend as _  # noqa: F401  (the backends register on import)
-    import gt4py.next.program_processors.runners.gtfn as gtfn
-    return {"gtfn_cpu": gtfn.run_gtfn_cached}[name]
+    return None if name == "embedded" else getattr(gtx, name)
 
 
 @gtx.field_operator
