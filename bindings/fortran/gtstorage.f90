@@ -520,43 +520,8 @@ contains
     type(c_funptr), intent(in), optional :: release
     type(c_ptr), intent(in), optional :: user_data
     integer, intent(out), optional :: status
-
-    character(*), parameter :: where = "gtstorage_wrap"
-    integer(c_int64_t), allocatable, target :: chalo(:)
-    character(kind=c_char), allocatable, target :: cdims(:)
-    type(c_ptr) :: pdims, phalo, puser
-    type(c_funptr) :: prelease
-    integer(c_int32_t) :: cread
-    logical :: ok
-
-    s = GTSTORAGE_NULL_HANDLE
-    call gtstorage_fortran_clear_error()
-    pdims = c_null_ptr
-    phalo = c_null_ptr
-    puser = c_null_ptr
-    prelease = c_null_funptr
-    cread = 0
-    if (present(halo)) then
-      call halo_pairs(halo, rank(a), chalo, ok)
-      if (.not. ok) then
-        call fail(GTSTORAGE_ERROR_INVALID_ARGUMENT, "halo has "//itoa(size(halo))// &
-                  " values; expected rank(a) ("//itoa(rank(a))//") widths or 2*rank(a) ("// &
-                  itoa(2 * rank(a))//") lower/upper pairs", status, where)
-        return
-      end if
-      if (rank(a) > 0) phalo = c_loc(chalo)
-    end if
-    if (present(dims)) then
-      call to_c_array(dims, cdims)
-      pdims = c_loc(cdims)
-    end if
-    if (present(readonly)) then
-      if (readonly) cread = 1
-    end if
-    if (present(release)) prelease = release
-    if (present(user_data)) puser = user_data
-    call finish(gtstorage_fortran_wrap(a, to_c(typestr), pdims, phalo, cread, prelease, puser, s), &
-                status, where)
+    call wrap_array(s, a, typestr, .false., halo, dims, readonly, release=release, &
+                    user_data=user_data, status=status)
   end subroutine wrap_any
 
   ! Common part of the generated gtstorage_wrap_device specifics: a's address is a device address.
@@ -570,19 +535,43 @@ contains
     type(c_ptr), intent(in), optional :: stream
     integer, intent(in), optional :: device_id
     integer, intent(out), optional :: status
+    call wrap_array(s, a, typestr, .true., halo, dims, readonly, stream=stream, &
+                    device_id=device_id, status=status)
+  end subroutine wrap_device_any
 
-    character(*), parameter :: where = "gtstorage_wrap_device"
+  ! Both: the optional arguments as the C shim takes them, then its host or device wrap.
+  subroutine wrap_array(s, a, typestr, on_device, halo, dims, readonly, release, user_data, &
+                        stream, device_id, status)
+    integer(gtstorage_handle_kind), intent(out) :: s
+    type(*), target, intent(inout) :: a(..)
+    character(*), intent(in) :: typestr
+    logical, intent(in) :: on_device
+    integer, intent(in), optional :: halo(:)
+    character(*), intent(in), optional :: dims
+    logical, intent(in), optional :: readonly
+    type(c_funptr), intent(in), optional :: release
+    type(c_ptr), intent(in), optional :: user_data, stream
+    integer, intent(in), optional :: device_id
+    integer, intent(out), optional :: status
+
+    character(:), allocatable :: where
     integer(c_int64_t), allocatable, target :: chalo(:)
     character(kind=c_char), allocatable, target :: cdims(:)
-    type(c_ptr) :: pdims, phalo, pstream
+    type(c_ptr) :: pdims, phalo, puser, pstream
+    type(c_funptr) :: prelease
     integer(c_int32_t) :: cread, cdevice
+    integer(c_int) :: st
     logical :: ok
 
+    where = merge("gtstorage_wrap_device", "gtstorage_wrap       ", on_device)
+    where = trim(where)
     s = GTSTORAGE_NULL_HANDLE
     call gtstorage_fortran_clear_error()
     pdims = c_null_ptr
     phalo = c_null_ptr
+    puser = c_null_ptr
     pstream = c_null_ptr
+    prelease = c_null_funptr
     cread = 0
     cdevice = -1
     if (present(halo)) then
@@ -602,11 +591,18 @@ contains
     if (present(readonly)) then
       if (readonly) cread = 1
     end if
+    if (present(release)) prelease = release
+    if (present(user_data)) puser = user_data
     if (present(stream)) pstream = stream
     if (present(device_id)) cdevice = int(device_id, c_int32_t)
-    call finish(gtstorage_fortran_wrap_device(a, to_c(typestr), pdims, phalo, cread, pstream, &
-                                              cdevice, s), status, where)
-  end subroutine wrap_device_any
+    if (on_device) then
+      st = gtstorage_fortran_wrap_device(a, to_c(typestr), pdims, phalo, cread, pstream, &
+                                         cdevice, s)
+    else
+      st = gtstorage_fortran_wrap(a, to_c(typestr), pdims, phalo, cread, prelease, puser, s)
+    end if
+    call finish(st, status, where)
+  end subroutine wrap_array
 
   ! Common parts of the generated gtstorage_copy_from_array / gtstorage_copy_to_array specifics.
   subroutine copy_from_any(s, a, typestr, status)

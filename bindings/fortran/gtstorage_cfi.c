@@ -303,29 +303,38 @@ static int array_geometry(const CFI_cdesc_t* a, const char* typestr, const char*
   return GTSTORAGE_OK;
 }
 
+/* gtstorage_wrap of the array `a` describes, its address as the host side (`data`) or, when
+ * `on_device`, as the device side (`device_data`); the caller's `options` bring the rest. */
+static int wrap_array(CFI_cdesc_t* a, const char* typestr, const char* where, int on_device,
+                      gtstorage_wrap_options* options, gtstorage_handle* out) {
+  int64_t shape[CFI_MAX_RANK];
+  int64_t strides[CFI_MAX_RANK];
+  if (out) *out = GTSTORAGE_NULL_HANDLE;
+  const int status = array_geometry(a, typestr, where, shape, strides);
+  if (status != GTSTORAGE_OK) return status;
+  options->ndim = (uint32_t)a->rank;
+  if (on_device) {
+    options->device_data = a->base_addr;
+  } else {
+    options->data = a->base_addr;
+  }
+  options->shape = shape;
+  options->strides = strides;
+  options->dtype = typestr;
+  return gtstorage_wrap(options, out);
+}
+
 GTSTORAGE_FORTRAN_API int gtstorage_fortran_wrap(CFI_cdesc_t* a, const char* typestr,
                                                  const char* dims, const int64_t* halo,
                                                  int32_t readonly, gtstorage_release_fn release,
                                                  void* user_data, gtstorage_handle* out) {
-  static const char where[] = "gtstorage_wrap";
-  int64_t shape[CFI_MAX_RANK];
-  int64_t strides[CFI_MAX_RANK];
-  if (out) *out = GTSTORAGE_NULL_HANDLE;
-  int status = array_geometry(a, typestr, where, shape, strides);
-  if (status != GTSTORAGE_OK) return status;
-
   gtstorage_wrap_options options = GTSTORAGE_WRAP_OPTIONS_INIT;
-  options.ndim = (uint32_t)a->rank;
-  options.data = a->base_addr;
-  options.shape = shape;
-  options.strides = strides;
-  options.dtype = typestr;
   options.dims = dims;
   options.halo = halo;
   options.readonly = readonly;
   options.release = release;
   options.user_data = user_data;
-  return gtstorage_wrap(&options, out);
+  return wrap_array(a, typestr, "gtstorage_wrap", 0, &options, out);
 }
 
 /* gtstorage_wrap_device: the array's address is a device address (inside OpenACC's
@@ -335,25 +344,13 @@ GTSTORAGE_FORTRAN_API int gtstorage_fortran_wrap_device(CFI_cdesc_t* a, const ch
                                                         const char* dims, const int64_t* halo,
                                                         int32_t readonly, void* stream,
                                                         int32_t device_id, gtstorage_handle* out) {
-  static const char where[] = "gtstorage_wrap_device";
-  int64_t shape[CFI_MAX_RANK];
-  int64_t strides[CFI_MAX_RANK];
-  if (out) *out = GTSTORAGE_NULL_HANDLE;
-  int status = array_geometry(a, typestr, where, shape, strides);
-  if (status != GTSTORAGE_OK) return status;
-
   gtstorage_wrap_options options = GTSTORAGE_WRAP_OPTIONS_INIT;
-  options.ndim = (uint32_t)a->rank;
-  options.device_data = a->base_addr;
-  options.shape = shape;
-  options.strides = strides;
-  options.dtype = typestr;
   options.dims = dims;
   options.halo = halo;
   options.readonly = readonly;
   options.device_id = device_id;
   gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
-  status = gtstorage_wrap(&options, &h);
+  int status = wrap_array(a, typestr, "gtstorage_wrap_device", 1, &options, &h);
   if (status != GTSTORAGE_OK) return status;
   if (stream != NULL) {
     status = gtstorage_set_stream(h, (uint64_t)(uintptr_t)stream);
@@ -365,7 +362,7 @@ GTSTORAGE_FORTRAN_API int gtstorage_fortran_wrap_device(CFI_cdesc_t* a, const ch
       return status;
     }
   }
-  *out = h;
+  if (out) *out = h;
   return GTSTORAGE_OK;
 }
 

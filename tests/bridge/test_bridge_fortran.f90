@@ -41,6 +41,7 @@ program test_bridge_fortran
   call types()
   call logicals()
   call calls_from_fortran_errors()
+  call device_wrap()
 
   call gtstorage_release(h_out)
   call gtstorage_python_finalize(st)
@@ -249,5 +250,38 @@ contains
     call gtstorage_python_release_function(fn)
     call gtstorage_release(s)
   end subroutine calls_from_fortran_errors
+
+  ! gtstorage_wrap_device, what an OpenACC model calls inside `host_data use_device(a)`: here on
+  ! the emulated device (GTSTORAGE_DEVICE_BACKEND=emulated, test bridge.fortran_emulated_device),
+  ! whose device memory the program can address. The array wrapped is the device buffer of a
+  ! storage the library made; Python reads it through the device side of the new storage.
+  subroutine device_wrap()
+    integer(gtstorage_handle_kind) :: owner, s
+    integer(gtstorage_python_function_kind) :: fn
+    real(c_double), pointer :: d(:, :)
+    integer :: n, st
+    call gtstorage_device_count(n, st)
+    if (st /= GTSTORAGE_OK .or. n == 0) return
+    call gtstorage_create(owner, [16, 8], device=GTSTORAGE_DEVICE_GPU, status=st)
+    call check(st == GTSTORAGE_OK, "device storage: "//gtstorage_last_error())
+    call gtstorage_fill(owner, 2.0_c_double, status=st)
+    call gtstorage_get_pointer(owner, d, st, side=GTSTORAGE_SIDE_DEVICE)
+    call check(st == GTSTORAGE_OK, "device pointer: "//gtstorage_last_error())
+    call gtstorage_wrap_device(s, d, halo=[1, 1], dims="IJ", stream=c_null_ptr, status=st)
+    call check(st == GTSTORAGE_OK, "gtstorage_wrap_device: "//gtstorage_last_error())
+    call gtstorage_python_resolve(fn, "bridge_checks:device_read", st)
+    call gtstorage_python_call(fn, [s, h_out], st)
+    call check(st == GTSTORAGE_OK, "device_read: "//gtstorage_last_error())
+    call check(report(1) == 2.0_c_double * 128 .and. nint(report(3)) == 128, &
+               "Python reads the wrapped device memory")
+    ! A host array is not device memory: refused, with the message.
+    call gtstorage_wrap_device(s, report, status=st)
+    call check(st /= GTSTORAGE_OK .and. index(gtstorage_last_error(), "gtstorage_wrap_device") > 0, &
+               "host memory as device_data: "//gtstorage_last_error())
+    call gtstorage_python_release_function(fn)
+    call gtstorage_release(s)
+    call gtstorage_release(owner)
+    print '(a)', "device wrap: checked on the emulated device"
+  end subroutine device_wrap
 
 end program test_bridge_fortran
