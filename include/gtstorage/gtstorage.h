@@ -528,7 +528,10 @@ typedef struct gtstorage_wrap_options {
   uint32_t struct_size; /**< sizeof(gtstorage_wrap_options). */
   uint32_t ndim;        /**< Number of dimensions, 0 (one element) … #GTSTORAGE_MAX_NDIM. */
   /** Host address of element (0, …, 0); NULL if only device_data, or for an array without
-   *  elements (the descriptors then report an address of the library's own, never NULL). */
+   *  elements (the descriptors then report an address of the library's own, never NULL).
+   *  Once a device backend is in use, memory its runtime reports as device memory is refused
+   *  here (host code would address it); managed and pinned memory are accepted, and where
+   *  the runtime knows their allocation every element must lie inside it. */
   void* data;
   const int64_t* shape;   /**< ndim extents in elements, halo included. */
   const int64_t* strides; /**< ndim host strides in bytes; NULL = C-contiguous. */
@@ -1194,7 +1197,8 @@ GTSTORAGE_API int gtstorage_dlpack_options_init(gtstorage_dlpack_options* option
  *   backend knows the allocation behind device memory (its own, the simulated runtime's, or
  *   what CUDA's and HIP's address-range queries report), the elements must lie inside it
  *   (#GTSTORAGE_ERROR_INVALID_ARGUMENT naming `dl_tensor.data` otherwise), as for
- *   `device_data` of gtstorage_wrap().
+ *   `device_data` of gtstorage_wrap(). A kDLCPU tensor whose memory the device backend in use
+ *   reports as device memory is refused, as for `data` of gtstorage_wrap().
  * - `dl_tensor.strides`: NULL means compact row-major (allowed since DLPack 0.8). Negative
  *   strides are accepted. A zero stride of a dimension of extent > 1 (a broadcast) is refused
  *   with #GTSTORAGE_ERROR_UNSUPPORTED: storages never alias elements (copy the tensor first).

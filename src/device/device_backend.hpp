@@ -240,6 +240,10 @@ void enqueue_or_drain(backend& be, uint64_t stream, Enqueue&& enqueue) {
 /// naming the variable) until set_backend() picks a valid one: a typo is never silently ignored.
 backend& active();
 
+/// The active backend if one was already chosen (by a device call or set_backend()), else null;
+/// never selects one, so host-only code can ask without starting a GPU runtime.
+backend* selected() noexcept;
+
 /// Selects the backend by name: "cuda", "hip", "emulated", "none" or "auto". Unknown names throw
 /// invalid_argument (listing the known ones), backends not compiled in throw unsupported.
 void set_backend(const std::string& name);

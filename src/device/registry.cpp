@@ -137,6 +137,10 @@ backend& active() {
   fail(r.env_kind, r.env_message);
 }
 
+backend* selected() noexcept {
+  return reg().active.load(std::memory_order_acquire);
+}
+
 void set_backend(const std::string& name) {
   backend& b = resolve(name);
   registry& r = reg();

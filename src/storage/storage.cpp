@@ -781,6 +781,27 @@ void check_inside_allocation(device::backend& be, const side_buffer& b, const ch
   }
 }
 
+// Host data that the device runtime knows as device memory would be read and written by host
+// code (a fill, a copy, NumPy): refused. Unified and pinned memory are host-addressable, and
+// where the runtime knows their allocation the elements must lie inside it. Asked only of a
+// backend already in use, so that a host-only program never starts a GPU runtime (memory of a
+// runtime the library has not used cannot be told from host memory).
+void check_host_memory(const side_buffer& b, const void* data) {
+  device::backend* be = device::selected();
+  if (be == nullptr || data == nullptr || be->device_count() <= 0) return;
+  const device::pointer_info pi = be->query_pointer(data);
+  if (pi.space == device::pointer_space::host) return;
+  if (pi.space == device::pointer_space::device) {
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "%p", data);
+    fail_arg("data", std::string(addr) + " is device memory (device " +
+                         std::to_string(pi.device_id) + " of the '" + be->name() +
+                         "' device backend), which host code cannot address (wrap it as device "
+                         "memory)");
+  }
+  check_inside_allocation(*be, b, "");
+}
+
 }  // namespace
 
 std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
@@ -857,6 +878,7 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
       empty && req.empty_device && req.data == nullptr && req.device_data == nullptr;
   if (req.data != nullptr || (req.device_data == nullptr && empty && !empty_device)) {
     setup(side::host, req.data != nullptr ? req.data : empty_span, req.strides, "");
+    check_host_memory(buffers->host, req.data);
   }
   if (req.device_data != nullptr || empty_device) {
     device::backend& be = device::active();

@@ -149,7 +149,38 @@ static void device_wraps_must_fit_their_allocation(void** state) {
   GTS_OK(gtstorage_wrap(&w, &h));
   GTS_OK(gtstorage_release(h));
   assert_true(first_value(owner) == 2.0);
+  /* Device memory passed as host memory (a kDLCPU tensor, data of a wrap) is refused whatever
+   * its shape: host code (fills, copies, NumPy) would address it. The fuzzer found the
+   * kDLCPU tensor larger than its device allocation accepted. */
+  t = versioned_tensor(device, too_many, kDLCPU);
+  GTS_EXPECT(gtstorage_wrap_dlpack(&t, GTSTORAGE_DLPACK_VERSIONED, NULL, &h),
+             GTSTORAGE_ERROR_INVALID_ARGUMENT, "dl_tensor.data");
+  assert_non_null(strstr(gtstorage_last_error(), "is device memory (device 0"));
+  t = versioned_tensor(device, ten, kDLCPU);
+  GTS_EXPECT(gtstorage_wrap_dlpack(&t, GTSTORAGE_DLPACK_VERSIONED, NULL, &h),
+             GTSTORAGE_ERROR_INVALID_ARGUMENT, "dl_tensor.data");
+  gtstorage_wrap_options host = GTSTORAGE_WRAP_OPTIONS_INIT;
+  host.ndim = 1;
+  host.shape = ten;
+  host.data = device;
+  h = 0;
+  GTS_EXPECT(gtstorage_wrap(&host, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "data");
+  assert_int_equal(h, 0);
   GTS_OK(gtstorage_release(owner));
+  /* Unified memory is host memory too, and where the runtime knows its allocation the
+   * elements must lie inside it. */
+  const gtstorage_handle unified = create_1d(100, "gt:gpu", GTSTORAGE_MANAGED_UNIFIED);
+  GTS_OK(gtstorage_interface(unified, GTSTORAGE_SIDE_HOST, &info));
+  const int64_t unified_room[1] = {info.allocation_bytes / 8 + 1};
+  host.data = info.allocation;
+  host.shape = unified_room;
+  GTS_EXPECT(gtstorage_wrap(&host, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "data");
+  assert_non_null(strstr(gtstorage_last_error(), "outside the allocation"));
+  host.shape = ten;
+  GTS_OK(gtstorage_wrap(&host, &h));
+  GTS_OK(gtstorage_fill_double(h, 3.0));
+  GTS_OK(gtstorage_release(h));
+  GTS_OK(gtstorage_release(unified));
 }
 
 /* F4: without AddressSanitizer, the block a thread kept for its next create (up to 64 KiB)

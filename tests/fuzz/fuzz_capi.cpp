@@ -1106,7 +1106,9 @@ void op_wrap_side(reader& r) {
     w.data = info.data;
     w.strides = info.strides;
   }
-  w.readonly = r.rarely(4) ? 1 : 0;
+  // Memory a descriptor says is read-only stays so: a producer hands it over read-only (the
+  // library cannot know where else a caller's address came from).
+  w.readonly = info.readonly != 0 || r.rarely(4) ? 1 : 0;
   auto t = std::make_unique<tracker>();
   t->what = "wrap of a storage's memory";
   w.release = on_release;
