@@ -478,6 +478,25 @@ def test_as_storage_fuzzed(data, shape, dtype, backend, layout, alignment_size, 
         assert not result.readonly
 
 
+@given(data=st.one_of(arrays, objects, st.sampled_from(["dropin", "view", "gdp3"])))
+def test_allocation_fuzzed(data):
+    if isinstance(data, str) and data in ("dropin", "view", "gdp3"):
+        made = gtstorage.zeros((4, 5), backend="gt:cpu_kfirst")
+        data = {"dropin": made, "view": made[1:, ::2],
+                "gdp3": gdp3.zeros((3, 4), halo=1)}[data]
+        result, exc = _attempt("allocation", gtstorage.allocation, data)
+        assert exc is None, exc
+        address = np.asarray(data).__array_interface__["data"][0]
+        assert result.address + result.byte_offset == address
+        assert result.address <= address < result.address + result.size
+        return
+    # Anything else is not the library's memory: a ValueError naming the function, never a
+    # crash or another exception.
+    result, exc = _attempt("allocation", gtstorage.allocation, data)
+    assert isinstance(exc, ValueError), (result, exc)
+    _public_error("allocation", exc)
+
+
 POOL_MEMORIES = ["host", "pinned_host", "device", "all"]
 
 
@@ -531,7 +550,7 @@ def _public_functions():
 
 # What the tests in this file call (asstorage is as_storage, set_device_backend and set_device
 # are in test_library_functions).
-COVERED = {"empty", "zeros", "ones", "full", "from_array", "empty_like", "zeros_like",
+COVERED = {"allocation", "empty", "zeros", "ones", "full", "from_array", "empty_like", "zeros_like",
            "ones_like", "full_like", "storage", "plan", "as_storage", "asstorage", "pool_stats",
            "pool_trim", "pool_set_limit", "get_stats", "reset_transfer_stats", "presets",
            "device_count", "get_device", "get_device_backend", "set_device",

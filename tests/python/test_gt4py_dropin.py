@@ -123,7 +123,7 @@ def test_bad_dimensions_are_still_reported():
         gs.zeros((3, 4), backend="numpy", dimensions=("I", "I"))
     with pytest.raises(ValueError, match=r"^zeros: .*dims"):
         gs.zeros((3, 4), backend="numpy", dimensions=("I", "X"))
-    with pytest.raises(ValueError, match=r"^zeros: dims .* has 3 labels for a shape of 2"):
+    with pytest.raises(ValueError, match=r"^zeros: dims .* non-matching sizes: 3 labels for a shape of 2"):
         gs.zeros((3, 4), backend="numpy", dimensions=("K", "J", "I"))
     with pytest.raises(TypeError, match=r"^zeros: dims must be a sequence of str"):
         gs.zeros((3, 4), backend="numpy", dimensions=5)
@@ -141,7 +141,7 @@ def test_zero_d_like_gt4py(backend):
         assert a.shape == () and a[()] == 4.0
         assert gs.zeros_like(a, dimensions=dims).shape == ()
         assert gs._gt4py._plan((), backend=backend, dimensions=dims)["shape"] == ()
-    with pytest.raises(ValueError, match=r"^zeros: dims \('I',\) has 1 labels for a shape of 0"):
+    with pytest.raises(ValueError, match=r"^zeros: dims \('I',\) and shape \(\) have non-matching sizes"):
         gs.zeros((), backend=backend, dimensions=("I",))
 
 
@@ -339,3 +339,62 @@ def test_code_written_for_gt4py_storage_runs():
     assert k.shape == (5,)
     ij = gs.ones((10, 10), backend=backend, dimensions=("I", "J"))
     assert (ij + k.sum() == 6).all()
+
+
+# ---- Defects a gt4py.next client run found (issue 25) -----------------------------------------
+
+
+def test_validation_does_not_depend_on_call_history():
+    # 1.0 == 1 == True as dict keys: the options cache once let a refused aligned_index in after
+    # the int version had been called. GT4Py refuses 1.0 in an index every time.
+    for _ in range(2):
+        with pytest.raises(TypeError, match="aligned_index"):
+            gs.zeros((3, 4, 5), backend="numpy", aligned_index=(1.0, 1, 1))
+        a = gs.zeros((3, 4, 5), backend="numpy", aligned_index=(1, 1, 1))
+        assert a.shape == (3, 4, 5)
+    with pytest.raises(TypeError, match="alignment_size"):
+        gs.zeros((3, 4), backend="numpy", alignment_size=64.0)
+    assert gs.zeros((3, 4), backend="numpy", alignment_size=64).shape == (3, 4)
+    with pytest.raises(TypeError, match="alignment_size"):
+        gs.zeros((3, 4), backend="numpy", alignment_size=64.0)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "gt:cpu_kfirst"])
+def test_non_native_byte_order_becomes_native_as_in_gt4py(backend):
+    a = gs.zeros((2, 3), ">f8", backend=backend)
+    assert a.dtype == np.float64 and a.dtype.isnative and not a.any()
+    assert gs.empty((2, 3), np.dtype(">i4"), backend=backend).dtype == np.int32
+    src = np.arange(6, dtype=">f8").reshape(2, 3)
+    for dtype in (None, ">f8", "<f8"):
+        b = gs.from_array(src, dtype, backend=backend)
+        assert b.dtype == np.float64 and b.dtype.isnative
+        assert np.array_equal(b, src)
+    c = gs.from_array(src, ">f4", backend=backend)
+    assert c.dtype == np.float32 and np.array_equal(c, src)
+    assert gs.full((2,), 2.5, ">f8", backend=backend).dtype == np.float64
+    assert gs.zeros_like(src, backend=backend).dtype == np.float64
+    sub = gs.zeros((2, 3), np.dtype((">f8", (2,))), backend=backend)
+    assert sub.shape == (2, 3, 2) and sub.dtype == np.float64
+
+
+def test_mismatched_dimensions_use_gt4pys_wording():
+    # GT4Py's test_shape matches "non-matching" (storage_tests/unit_tests/test_interface.py).
+    with pytest.raises(ValueError, match="non-matching"):
+        gs.zeros((10, 20), backend="numpy", dimensions=("J",))
+
+
+def test_device_id_keyword():
+    for fn, args in ((gs.empty, ()), (gs.zeros, ()), (gs.ones, ()), (gs.full, (1.5,))):
+        a = fn((4, 5), *args, backend="gt:cpu_ifirst", device_id=0)
+        assert type(a) is np.ndarray and a.shape == (4, 5)
+        with pytest.raises(ValueError, match=r"device_id 1: backend 'gt:cpu_ifirst' allocates "
+                                             r"host memory"):
+            fn((4, 5), *args, backend="gt:cpu_ifirst", device_id=1)
+    src = np.ones((4, 5))
+    assert np.array_equal(gs.from_array(src, backend="numpy", device_id=0), src)
+    assert gs.zeros_like(src, backend="numpy", device_id=0).shape == (4, 5)
+    with pytest.raises(TypeError, match="device_id"):
+        gs.zeros((4, 5), backend="numpy", device_id=0.0)
+    with pytest.raises(ValueError, match="device_id"):
+        gs.zeros((4, 5), backend="numpy", device_id=-1)
+    assert gs._gt4py._plan((4, 5), backend="gt:gpu", device_id=1)["device"] == "gpu"

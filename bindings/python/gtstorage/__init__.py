@@ -34,6 +34,7 @@ from ._capi import (
     check as _check,
     lib as _lib,
 )
+from ._allocation import Allocation, allocation
 from ._creation import as_storage, plan, storage
 from ._gt4py import (
     empty,
@@ -69,15 +70,15 @@ library_path: str = _capi.library_path
 asstorage = as_storage  # the spelling of GDP-3's first draft
 
 __all__ = [
-    "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTCommunicationError", "GTDeviceError",
-    "GTDriverTooOldError", "GTInternalError",
-    "GTMemoryError", "GTNoSuchBufferError", "GTStorageError", "GTSyncConflictError",
-    "GTUnknownPresetError", "GTUnsupportedError", "GTValueError", "SoftwareManagedGPUStorage",
-    "Storage", "SyncState", "as_storage", "asstorage", "device_count", "empty", "empty_like",
-    "from_array", "full", "full_like", "gdp3", "get_device", "get_device_backend", "get_stats",
-    "library_path", "library_version", "ones", "ones_like", "plan", "pool_set_limit", "pool_stats",
-    "pool_trim", "presets", "reset_transfer_stats", "set_device", "set_device_backend", "storage",
-    "zeros", "zeros_like",
+    "Allocation", "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTCommunicationError",
+    "GTDeviceError", "GTDriverTooOldError", "GTInternalError", "GTMemoryError",
+    "GTNoSuchBufferError", "GTStorageError", "GTSyncConflictError", "GTUnknownPresetError",
+    "GTUnsupportedError", "GTValueError", "SoftwareManagedGPUStorage", "Storage", "SyncState",
+    "allocation", "as_storage", "asstorage", "device_count", "empty", "empty_like", "from_array",
+    "full", "full_like", "gdp3", "get_device", "get_device_backend", "get_stats", "library_path",
+    "library_version", "ones", "ones_like", "plan", "pool_set_limit", "pool_stats", "pool_trim",
+    "presets", "reset_transfer_stats", "set_device", "set_device_backend", "storage", "zeros",
+    "zeros_like"
 ]
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _args, _capi
 from ._args import public
-from ._capi import check, lib
+from ._capi import GTStorageError, check, lib
 from ._storage import (_STORAGE_PARAMETERS_DOC, Storage, SyncState, _array_desc, _cai_stream,
                        _wait_for_producer, _wrap_cuda_array, wrap_buffers)
 
@@ -121,8 +121,9 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
         if labels == [""]:
             labels = []
         if len(labels) != ndim:
-            raise ValueError(f"dims {tuple(labels)} has {len(labels)} labels for a shape of "
-                             f"{ndim} dimensions {tuple(shape)}")
+            # "non-matching sizes" is GT4Py's wording (its test_shape matches on it).
+            raise ValueError(f"dims {tuple(labels)} and shape {tuple(shape)} have non-matching "
+                             f"sizes: {len(labels)} labels for a shape of {ndim} dimensions")
         if labels:  # a 0-d storage has no labels to pass
             d = _args.c_string("dims", ",".join(labels))
             o.keep.append(d)
@@ -718,6 +719,22 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
             layout=layout, managed=managed, device=device,
             preset=_alias("backend", backend, "defaults", defaults),
             aligned_index=aligned_index, alignment_size=alignment_size)
+    if device_data is None:
+        own = _library_storage(data)
+        if own is not None:
+            # A drop-in array over a storage's whole view: that storage's buffers (a view of it),
+            # not a wrap of its memory. Keywords it does not satisfy (other dims, a halo) fall
+            # through to the wrap below, which takes them or says what does not fit.
+            try:
+                return _as_storage_of_storage(
+                    own, sync_state=sync_state,
+                    dims=_alias("dimensions", dimensions, "dims", dims), halo=halo,
+                    readonly=readonly, device_id=device_id, shape=shape, dtype=dtype,
+                    layout=layout, managed=managed, device=device,
+                    preset=_alias("backend", backend, "defaults", defaults),
+                    aligned_index=aligned_index, alignment_size=alignment_size)
+            except ValueError:
+                pass
     if (device_data is None and hasattr(data, "__cuda_array_interface__")
             and not hasattr(data, "__array_interface__")):
         # A device array given as data (CuPy, a CUDA PyTorch tensor): its memory is the device
@@ -805,6 +822,40 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
     _validate(st, _alias("backend", backend, "defaults", defaults), aligned_index,
               alignment_size, layout)
     return _wait_for_producer(st, dev_stream) if dev is not None else st
+
+
+def _library_storage(data) -> Optional[Storage]:
+    """The Storage whose whole view @p data is (a drop-in array over libgtstorage memory with
+    that storage's address, shape and strides), else None."""
+    from ._allocation import _library_allocation
+
+    record = _library_allocation(data)
+    if record is None or isinstance(data, Storage):
+        return None
+    st = record.storage
+    key = "__array_interface__" if record.is_host else "__cuda_array_interface__"
+    try:
+        theirs = getattr(data, key)
+        ours = getattr(st, key)
+    except (AttributeError, TypeError, ValueError, GTStorageError):
+        return None
+    same = (int(theirs["data"][0]) == int(ours["data"][0])
+            and tuple(theirs["shape"]) == tuple(ours["shape"])
+            and np.dtype(theirs["typestr"]) == np.dtype(ours["typestr"])
+            and _strides_of(theirs) == _strides_of(ours))
+    return st if same else None
+
+
+def _strides_of(interface) -> tuple:
+    """Byte strides of an array interface (C-contiguous when it says None)."""
+    strides = interface.get("strides")
+    if strides is not None:
+        return tuple(int(x) for x in strides)
+    step, out = np.dtype(interface["typestr"]).itemsize, []
+    for extent in reversed(tuple(interface["shape"])):
+        out.append(step)
+        step *= int(extent)
+    return tuple(reversed(out))
 
 
 _MANAGED_NAMES = {None: False, False: False, "none": False, "gtstorage": "gtstorage",
@@ -1108,10 +1159,38 @@ def plan(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: 
         ``aligned_index``, ``dims``, ``dtype``, ``preset``, ``itemsize``, ``alignment_bytes``,
         ``byte_offset``, ``padded_bytes``, ``allocation_bytes``, ``contiguous_dim``, ``device``.
     """
+    try:
+        if (aligned_index is None and layout is None and alignment_size is None and halo is None
+                and device is _UNSET and managed is _UNSET and pitch_padding is None
+                and type(shape) is tuple and type(dimensions) in _LABEL_TYPES
+                and type(dims) in _LABEL_TYPES):
+            # The common call: 8, 8.0 and True are one dict key, so the shape's element
+            # types are part of it.
+            key = (shape, tuple(map(type, shape)), dtype, backend, defaults, dimensions, dims)
+        else:  # the arguments' fingerprint keeps 8, 8.0, True and lists, tuples apart
+            key = _fingerprint((shape, dtype, backend, defaults, aligned_index, dimensions,
+                                dims, layout, alignment_size, halo, device, managed,
+                                pitch_padding))
+        cached = _plans.get(key)
+    except TypeError:  # unhashable arguments: not cached
+        key = cached = None
+    if cached is not None:
+        return dict(cached)  # a copy: the caller may change it
     o = _options(shape, dtype, backend=backend, defaults=defaults, aligned_index=aligned_index,
                  dimensions=dimensions, dims=dims, layout=layout, alignment_size=alignment_size,
                  halo=halo, device=device, managed=managed, pitch_padding=pitch_padding)
-    return _plan_of(o, "plan")
+    result = _plan_of(o, "plan")
+    if key is not None:
+        if len(_plans) > 512:
+            _plans.clear()
+        _plans[key] = result
+    return dict(result)
+
+
+# Plans by argument fingerprint (plan() is pure: the same arguments give the same plan; a
+# preset's plan does not depend on the device backend or the current device). Bounded.
+_plans: Dict[tuple, Dict[str, Any]] = {}
+_LABEL_TYPES = (type(None), type(_UNSET), str)
 
 
 def _plan_of(o: _Options, context: str) -> Dict[str, Any]:

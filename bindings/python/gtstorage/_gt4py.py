@@ -63,16 +63,32 @@ def _key_part(value):
     return tuple(value) if type(value) is list else value
 
 
+def _native_order(dtype):
+    """GT4Py's element type for @p dtype: a non-native byte order becomes the native one
+    (``">f8"`` allocates float64 arrays, as gt4py.storage does)."""
+    dt = _args.dtype(dtype)
+    if dt.subdtype is not None:  # (a sub-array dtype reports itself native whatever its base)
+        base, sub_shape = dt.subdtype
+        return dtype if base.isnative else np.dtype((base.newbyteorder("="), sub_shape))
+    return dtype if dt.isnative else dt.newbyteorder("=")
+
+
 def _prepare(init: int, shape, dtype, backend, aligned_index, dimensions, layout,
-             alignment_size, pitch_padding=None) -> _Prepared:
+             alignment_size, pitch_padding=None, device_id=None) -> _Prepared:
     """The cached _Prepared of these arguments, validated on first use."""
     try:
         if (aligned_index is None and dimensions is None and layout is None
-                and alignment_size is None and pitch_padding is None):
+                and alignment_size is None and pitch_padding is None and device_id is None):
             key = (init, _key_part(shape), dtype, backend)
         else:
-            key = (init, _key_part(shape), dtype, backend, _key_part(aligned_index),
-                   _key_part(dimensions), _key_part(layout), alignment_size, pitch_padding)
+            # By fingerprint: 1.0, 1 and True are one dict key, but GT4Py refuses the first in
+            # an aligned_index and accepts the others; validation must not depend on which of
+            # them came first.
+            from ._creation import _fingerprint
+
+            key = (init, _key_part(shape), dtype, backend, _fingerprint(aligned_index),
+                   _fingerprint(dimensions), _fingerprint(layout), _fingerprint(alignment_size),
+                   pitch_padding, _fingerprint(device_id))
         entry = _prepared.get(key)
     except TypeError:  # unhashable arguments (e.g. a NumPy array as shape): not cached
         key, entry = None, None
@@ -85,12 +101,13 @@ def _prepare(init: int, shape, dtype, backend, aligned_index, dimensions, layout
 
     if backend is not None and not isinstance(backend, str):
         raise TypeError(f"backend must be a preset name (str), got {backend!r}")
+    dtype = _native_order(dtype)
     if dimensions is not None:
         shape, dtype, aligned_index, dimensions = _gt4py_dimensions(shape, dtype, aligned_index,
                                                                     dimensions)
     o = _options(shape, dtype, backend=backend, aligned_index=aligned_index,
                  dimensions=dimensions, layout=layout, alignment_size=alignment_size,
-                 pitch_padding=pitch_padding)
+                 pitch_padding=pitch_padding, device_id=_device_id(backend, device_id))
     o.struct.init = init
     entry = _Prepared(o, _is_device_backend(backend), shape)
     if key is not None:
@@ -99,6 +116,22 @@ def _prepare(init: int, shape, dtype, backend, aligned_index, dimensions, layout
                 _prepared.clear()
             _prepared[key] = entry
     return entry
+
+
+def _device_id(backend, device_id) -> int:
+    """The C library's device_id of a drop-in call: None is -1 (the current device); host
+    backends take only None or 0, as gt4py.next's CPU allocator."""
+    if device_id is None:
+        return -1
+    value = _args.int_scalar("device_id", device_id, _args.INT32_MIN, _args.INT32_MAX)
+    if value < 0:
+        raise ValueError(f"device_id {value} must be >= 0 (None: the current device)")
+    if not _is_device_backend(backend):
+        if value != 0:
+            raise ValueError(f"device_id {value}: backend {backend!r} allocates host memory "
+                             "(device_id must be None or 0)")
+        return -1
+    return value
 
 
 _CARTESIAN = ("I", "J", "K")
@@ -151,11 +184,11 @@ def _types(shape):
 
 
 def _allocate(init: int, context: str, shape, dtype, backend, aligned_index, dimensions, layout,
-              alignment_size, pitch_padding=None) -> Array:
+              alignment_size, pitch_padding=None, device_id=None) -> Array:
     """The work of empty/zeros/ones: a cache hit on the common call (a shape tuple, only dtype
     and backend given) costs one dict lookup before the native create."""
     if (aligned_index is None and dimensions is None and layout is None and alignment_size is None
-            and pitch_padding is None and type(shape) is tuple):
+            and pitch_padding is None and device_id is None and type(shape) is tuple):
         try:
             p = _prepared.get((init, shape, dtype, backend))
         except TypeError:  # an unhashable element: the full path says what is wrong
@@ -169,7 +202,7 @@ def _allocate(init: int, context: str, shape, dtype, backend, aligned_index, dim
             return _new_array(p, context)
     try:
         p = _prepare(init, shape, dtype, backend, aligned_index,
-                     dimensions, layout, alignment_size, pitch_padding)
+                     dimensions, layout, alignment_size, pitch_padding, device_id)
     except (TypeError, ValueError, OverflowError) as exc:
         if exc.args and isinstance(exc.args[0], str):
             exc.args = (_args.prefix(exc.args[0], context),) + exc.args[1:]
@@ -295,7 +328,10 @@ _DOC_PARTS = {
         of 64 bytes (of lcm(64, alignment, itemsize)), so that no stride is a multiple of 4 KiB:
         layout-changing copies and stencils that read across planes or rows of power-of-two
         extents then stop evicting their own cache lines (the float64 F to K-fastest copy of a
-        512x512x128 field ran 1.3-1.5x faster). The strides are not GT4Py's.""",
+        512x512x128 field ran 1.3-1.5x faster). The strides are not GT4Py's.
+    device_id : int, optional
+        Not in GT4Py: the GPU of a device backend (default None: the current device, as
+        GT4Py). Host backends accept only None or 0.""",
     "returns": """    Returns
     -------
     numpy.ndarray or cupy.ndarray
@@ -321,7 +357,7 @@ def empty(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
           backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
           dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
           alignment_size: Optional[int] = None,
-          pitch_padding: Optional[str] = None) -> Array:
+          pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
     """Allocates an array of uninitialized values with the layout a backend wants
     (``gt4py.storage.empty``).
 
@@ -333,14 +369,14 @@ def empty(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
 
 {returns}"""
     return _allocate(_capi.INIT_UNINITIALIZED, "empty", shape, dtype, backend, aligned_index,
-                     dimensions, layout, alignment_size, pitch_padding)
+                     dimensions, layout, alignment_size, pitch_padding, device_id)
 
 
 def zeros(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
           backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
           dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
           alignment_size: Optional[int] = None,
-          pitch_padding: Optional[str] = None) -> Array:
+          pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
     """Allocates an array filled with 0 (``gt4py.storage.zeros``).
 
     Parameters
@@ -351,14 +387,14 @@ def zeros(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
 
 {returns}"""
     return _allocate(_capi.INIT_ZEROS, "zeros", shape, dtype, backend, aligned_index,
-                     dimensions, layout, alignment_size, pitch_padding)
+                     dimensions, layout, alignment_size, pitch_padding, device_id)
 
 
 def ones(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
          alignment_size: Optional[int] = None,
-         pitch_padding: Optional[str] = None) -> Array:
+         pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
     """Allocates an array filled with 1 (``gt4py.storage.ones``).
 
     Parameters
@@ -369,7 +405,7 @@ def ones(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
 
 {returns}"""
     return _allocate(_capi.INIT_ONES, "ones", shape, dtype, backend, aligned_index,
-                     dimensions, layout, alignment_size, pitch_padding)
+                     dimensions, layout, alignment_size, pitch_padding, device_id)
 
 
 @public()
@@ -377,7 +413,7 @@ def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: DTypeLike = n
          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
          alignment_size: Optional[int] = None,
-         pitch_padding: Optional[str] = None) -> Array:
+         pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
     """Allocates an array filled with ``fill_value`` (``gt4py.storage.full``).
 
     Parameters
@@ -390,14 +426,14 @@ def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: DTypeLike = n
 
 {returns}"""
     return _full("full", shape, fill_value, dtype, backend, aligned_index, dimensions, layout,
-                 alignment_size, pitch_padding)
+                 alignment_size, pitch_padding, device_id)
 
 
 def _full(context: str, shape, fill_value, dtype, backend, aligned_index, dimensions, layout,
-          alignment_size, pitch_padding=None) -> Array:
+          alignment_size, pitch_padding=None, device_id=None) -> Array:
     _args.array_source("fill_value", fill_value)
     arr = _allocate(_capi.INIT_UNINITIALIZED, context, shape, dtype, backend, aligned_index,
-                    dimensions, layout, alignment_size, pitch_padding)
+                    dimensions, layout, alignment_size, pitch_padding, device_id)
     arr[...] = arr.dtype.type(fill_value)
     return arr
 
@@ -422,7 +458,7 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[st
                aligned_index: Optional[Sequence[int]] = None,
                dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
                alignment_size: Optional[int] = None,
-               pitch_padding: Optional[str] = None) -> Array:
+               pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
     """Allocates an array with a copy of ``data`` (``gt4py.storage.from_array``).
 
     The copy changes layout and converts the element type in the C library (multi-threaded,
@@ -444,9 +480,8 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[st
 
     host, src = _source_array(data)
     src_dtype = (host if host is not None else src).dtype
-    dt = src_dtype if dtype is None else _args.dtype(dtype)
-    if dtype is None and not dt.isnative:
-        dt = dt.newbyteorder("=")
+    dt = _native_order(src_dtype if dtype is None else dtype)
+    dt = dt if isinstance(dt, np.dtype) else _args.dtype(dt)
     shape = tuple(host.shape if host is not None else src.shape)
     base, sub_shape = _split_dtype(dt)
     if sub_shape:
@@ -454,7 +489,7 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[st
             raise ValueError(f"data of shape {shape} does not end in the dtype's shape {sub_shape}")
         shape = shape[: len(shape) - len(sub_shape)]
     p = _prepare(_capi.INIT_UNINITIALIZED, shape, dt, backend, aligned_index, dimensions,
-                 layout, alignment_size, pitch_padding)
+                 layout, alignment_size, pitch_padding, device_id)
     out = _capi.handle_t()
     check(lib.gtstorage_create(ctypes.byref(p.options.struct), ctypes.byref(out)), "from_array")
     handle = out.value
@@ -496,7 +531,7 @@ def empty_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
                aligned_index: Optional[Sequence[int]] = None,
                dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
                alignment_size: Optional[int] = None,
-               pitch_padding: Optional[str] = None) -> Array:
+               pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
     """Allocates an array of uninitialized values shaped like ``data`` (as :func:`empty`).
 
     GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
@@ -515,7 +550,7 @@ def empty_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
 {returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
     return _allocate(_capi.INIT_UNINITIALIZED, "empty_like", shape, dt, backend, aligned_index,
-                     dims, layout, alignment_size, pitch_padding)
+                     dims, layout, alignment_size, pitch_padding, device_id)
 
 
 @public()
@@ -523,7 +558,7 @@ def zeros_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
                aligned_index: Optional[Sequence[int]] = None,
                dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
                alignment_size: Optional[int] = None,
-               pitch_padding: Optional[str] = None) -> Array:
+               pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
     """Allocates an array of zeros shaped like ``data`` (as :func:`zeros`).
 
     GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
@@ -542,7 +577,7 @@ def zeros_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
 {returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
     return _allocate(_capi.INIT_ZEROS, "zeros_like", shape, dt, backend, aligned_index, dims,
-                     layout, alignment_size, pitch_padding)
+                     layout, alignment_size, pitch_padding, device_id)
 
 
 @public()
@@ -550,7 +585,7 @@ def ones_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "n
               aligned_index: Optional[Sequence[int]] = None,
               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
               alignment_size: Optional[int] = None,
-              pitch_padding: Optional[str] = None) -> Array:
+              pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
     """Allocates an array of ones shaped like ``data`` (as :func:`ones`).
 
     GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
@@ -569,7 +604,7 @@ def ones_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "n
 {returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
     return _allocate(_capi.INIT_ONES, "ones_like", shape, dt, backend, aligned_index, dims,
-                     layout, alignment_size, pitch_padding)
+                     layout, alignment_size, pitch_padding, device_id)
 
 
 @public()
@@ -577,7 +612,7 @@ def full_like(data: Any, fill_value: Any, dtype: DTypeLike = None, *,
               backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
               alignment_size: Optional[int] = None,
-              pitch_padding: Optional[str] = None) -> Array:
+              pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
     """Allocates an array of ``fill_value`` shaped like ``data`` (as :func:`full`).
 
     GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
@@ -598,21 +633,22 @@ def full_like(data: Any, fill_value: Any, dtype: DTypeLike = None, *,
 {returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
     return _full("full_like", shape, fill_value, dt, backend, aligned_index, dims, layout,
-                 alignment_size, pitch_padding)
+                 alignment_size, pitch_padding, device_id)
 
 
 def _plan(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
           backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
           dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
           alignment_size: Optional[int] = None,
-          pitch_padding: Optional[str] = None) -> Dict[str, Any]:
+          pitch_padding: Optional[str] = None,
+          device_id: Optional[int] = None) -> Dict[str, Any]:
     """The library's plan of a drop-in call (the array's shape, strides, alignment, device)
     allocating nothing, as :func:`gtstorage.gdp3.plan` returns it; device backends need no
     CuPy here (the tests compare GPU layouts with GT4Py's through it)."""
     from ._creation import _plan_of
 
     p = _prepare(_capi.INIT_UNINITIALIZED, shape, dtype, backend, aligned_index, dimensions,
-                 layout, alignment_size, pitch_padding)
+                 layout, alignment_size, pitch_padding, device_id)
     return _plan_of(p.options, "plan")
 
 

@@ -14,6 +14,10 @@
  *   host_array(handle: int) -> numpy.ndarray | int
  *       Takes over one reference of `handle` (the caller retained it) and returns the same kind of
  *       array. On failure the reference is released and the negative status is returned.
+ *   allocation_of(array) -> Allocation | None
+ *       (allocation address, allocation bytes, byte offset, (DLPack device type, id), handle,
+ *       owner) of an array over an Owner's memory, read from what the Owner recorded (no
+ *       library call), as an instance of the tuple subclass given to set_allocation_type().
  *   library_address() -> int
  *       The address of gtstorage_create as this module sees it, so that the binding can check
  *       that the module and ctypes use the same loaded libgtstorage.
@@ -48,6 +52,12 @@
 typedef struct {
   PyObject_HEAD gtstorage_handle handle;
   PyObject* weakreflist;
+  /* The host allocation behind the array, recorded when the Owner is made (from the same
+     gtstorage_interface call) so that allocation_of() needs no library call. */
+  void* allocation;
+  int64_t allocation_bytes;
+  int32_t device_type; /* DLPack device type and id of that memory */
+  int32_t device_id;
 } OwnerObject;
 
 static void owner_dealloc(OwnerObject* self) {
@@ -150,6 +160,10 @@ static PyObject* array_from_owned_handle(gtstorage_handle h) {
   }
   owner->handle = h;
   owner->weakreflist = NULL;
+  owner->allocation = info.allocation;
+  owner->allocation_bytes = info.allocation_bytes;
+  owner->device_type = info.device_type;
+  owner->device_id = info.device_id;
 
   PyArray_Descr* descr = dtype_for(info.typestr);
   if (descr == NULL) {
@@ -221,6 +235,53 @@ static PyObject* native_host_array(PyObject* module, PyObject* arg) {
   uint64_t h;
   if (handle_from_pyobject(arg, &h) < 0) return NULL;
   return array_from_owned_handle((gtstorage_handle)h);
+}
+
+PyDoc_STRVAR(allocation_of_doc,
+             "allocation_of(array, /)\n--\n\n"
+             "For a NumPy array whose memory an Owner of this module holds (the array, or a view "
+             "of it: its base chain ends in the Owner): (allocation address, allocation bytes, "
+             "byte offset of the array's data, (DLPack device type, device id), handle, owner) "
+             "as the type set_allocation_type() gave (a tuple before). None for anything "
+             "else.");
+
+/* gtstorage.Allocation (a tuple subclass), set by the binding; NULL: plain tuples. */
+static PyObject* allocation_type = NULL;
+
+static PyObject* native_allocation_of(PyObject* module, PyObject* arg) {
+  (void)module;
+  if (!PyArray_Check(arg)) Py_RETURN_NONE;
+  PyObject* base = PyArray_BASE((PyArrayObject*)arg);
+  /* Views keep the array they were made from as base (NumPy collapses chains of views to the
+     array that owns the memory, whose base is the Owner). */
+  while (base != NULL && PyArray_Check(base)) base = PyArray_BASE((PyArrayObject*)base);
+  if (base == NULL || Py_TYPE(base) != &OwnerType) Py_RETURN_NONE;
+  const OwnerObject* owner = (const OwnerObject*)base;
+  const char* data = (const char*)PyArray_DATA((PyArrayObject*)arg);
+  const long long offset = (long long)(data - (const char*)owner->allocation);
+  PyObject* items =
+      Py_BuildValue("(KLL(ii)KO)", (unsigned long long)(uintptr_t)owner->allocation,
+                    (long long)owner->allocation_bytes, offset, (int)owner->device_type,
+                    (int)owner->device_id, (unsigned long long)owner->handle, base);
+  if (items == NULL || allocation_type == NULL) return items;
+  PyObject* record = PyObject_CallOneArg(allocation_type, items);
+  Py_DECREF(items);
+  return record;
+}
+
+PyDoc_STRVAR(set_allocation_type_doc,
+             "set_allocation_type(cls, /)\n--\n\n"
+             "The tuple subclass allocation_of() returns (called with the tuple of items).");
+
+static PyObject* native_set_allocation_type(PyObject* module, PyObject* arg) {
+  (void)module;
+  if (!PyType_Check(arg) || !PyType_IsSubtype((PyTypeObject*)arg, &PyTuple_Type)) {
+    PyErr_SetString(PyExc_TypeError, "set_allocation_type: a tuple subclass is needed");
+    return NULL;
+  }
+  Py_INCREF(arg);
+  Py_XSETREF(allocation_type, arg);
+  Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(library_address_doc,
@@ -694,6 +755,8 @@ static PyMethodDef native_methods[] = {
     {"create_array", native_create_array, METH_O, create_array_doc},
     {"host_array", native_host_array, METH_O, host_array_doc},
     {"library_address", native_library_address, METH_NOARGS, library_address_doc},
+    {"allocation_of", native_allocation_of, METH_O, allocation_of_doc},
+    {"set_allocation_type", native_set_allocation_type, METH_O, set_allocation_type_doc},
     {"allocator", (PyCFunction)(void (*)(void))native_allocator, METH_FASTCALL, allocator_doc},
     {NULL, NULL, 0, NULL}};
 
