@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # GT4Py integration test: the real GT4Py (gt4py==1.2.3, gtscript stencils on the numpy, debug
 # and gt:cpu_kfirst backends) on gtstorage allocations, compared with gt4py.storage
-# (tests/gt4py/test_gt4py_integration.py).
+# (tests/gt4py/test_gt4py_integration.py); gt4py.next on gtstorage.next (test_next.py: a
+# randomized layout sweep against gt4py.next's allocator, programs on embedded execution and
+# gtfn_cpu, the zero-copy wrap); then GT4Py's own gt4py.next allocator and constructor tests
+# routed to gtstorage.next (next_vendored/, a second pytest process).
+# Time budget: about 3 minutes warm on 2 cores, plus the compilations of a cold run (the gtfn_cpu
+# program of test_next.py about a minute, the gtscript stencils about 2 minutes).
 #
 # It runs in a Python 3.12 venv at <build-dir>/.venv-gt4py with tests/gt4py/requirements.txt
 # (every package pinned); the venv is made again only when that file or the interpreter changes.
@@ -169,11 +174,14 @@ esac
 work="$build/.gt4py-work"
 mkdir -p "$work"
 export GT_CACHE_ROOT="$work" DACE_CONFIG="$work/.dace.conf"
+# gt4py.next's compiled programs (gtfn_cpu) too: a warm run compiles nothing.
+export GT4PY_BUILD_CACHE_LIFETIME=persistent GT4PY_BUILD_CACHE_DIR="$work"
 export GTSTORAGE_GT4PY_BACKENDS="${GTSTORAGE_GT4PY_BACKENDS:-numpy,debug,gt:cpu_kfirst}"
 export GTSTORAGE_GT4PY_PACKAGE="$mode"  # the test checks that this is the gtstorage it imports
 
 if ((print_env)); then
   printf 'export PYTHONNOUSERSITE=1 GT_CACHE_ROOT=%q DACE_CONFIG=%q\n' "$GT_CACHE_ROOT" "$DACE_CONFIG"
+  printf 'export GT4PY_BUILD_CACHE_LIFETIME=persistent GT4PY_BUILD_CACHE_DIR=%q\n' "$work"
   if [[ $mode == source ]]; then
     printf 'export GTSTORAGE_LIBRARY=%q PYTHONPATH=%q\n' "$GTSTORAGE_LIBRARY" "$PYTHONPATH"
   else
@@ -197,4 +205,14 @@ status=0
 (cd "$work" && "$venv/bin/python" -m pytest -p no:cacheprovider -c "$here/pytest.ini" \
   --rootdir "$here" -rs "$here" ${pytest_args[@]+"${pytest_args[@]}"}) || status=$?
 say "== gt4py: tests took $((SECONDS - t0)) s (whole step $((SECONDS - t_start)) s)"
+# GT4Py's own gt4py.next allocator and constructor tests, routed to gtstorage.next.allocator
+# (tests/gt4py/next_vendored): a process of their own, since the routing replaces gt4py.next's
+# standard allocators. Skipped when pytest was given arguments (a selection of the tests above).
+if ((${#pytest_args[@]} == 0)); then
+  t0=$SECONDS
+  say "== gt4py: GT4Py's gt4py.next allocator and constructor tests on gtstorage.next"
+  (cd "$work" && "$venv/bin/python" -m pytest -p no:cacheprovider -c "$here/next_vendored/pytest.ini" \
+    --rootdir "$here/next_vendored" -rs "$here/next_vendored") || status=$?
+  say "== gt4py: vendored gt4py.next tests took $((SECONDS - t0)) s"
+fi
 exit $status

@@ -9,13 +9,14 @@ import pytest
 
 import gtstorage
 import gtstorage.gdp3
+import gtstorage.next  # (imports gt4py only when used)
 
 try:  # libgtstorage_mpi exists only in builds with an MPI (not in the wheel)
     import gtstorage.mpi
 
-    MODULES = (gtstorage, gtstorage.gdp3, gtstorage.mpi)
+    MODULES = (gtstorage, gtstorage.gdp3, gtstorage.next, gtstorage.mpi)
 except ImportError:
-    MODULES = (gtstorage, gtstorage.gdp3)
+    MODULES = (gtstorage, gtstorage.gdp3, gtstorage.next)
 
 validate = pytest.importorskip("numpydoc.validate")
 

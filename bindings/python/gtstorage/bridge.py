@@ -26,7 +26,8 @@ Forms (per function, or per argument with ``Arg(form=...)``):
     protocol.
 ``"gt4py.next"``
     a gt4py.next field over the same memory (``NumPyArrayField``, ``CuPyArrayField`` on the
-    device), no copy. Its dimensions are the argument's ``dims`` (``gtx.Dimension`` objects, or
+    device), no copy: made through GT4Py's public API, ``gtx.empty(domain,
+    allocator=gtstorage.next.wrap(array))``. Its dimensions are the argument's ``dims`` (``gtx.Dimension`` objects, or
     labels made into dimensions of those names) and its domain puts index 0 at the first point
     after the lower halo: a Fortran array ``u(1-nh:nx+nh, ...)`` is the field over
     ``I: (-nh, nx+nh)``, so that ``domain={I: (0, nx)}`` is the model's interior.
@@ -385,7 +386,8 @@ class _Adapter:
 
     def _next_field(self, st: Storage, spec: Arg, side: str, readonly: bool):
         from gt4py import next as gtx
-        from gt4py.next.embedded import nd_array_field
+
+        from . import next as gtstorage_next
 
         dims = tuple(d if not isinstance(d, str) else gtx.Dimension(d) for d in spec.dims)
         g = st._geom(_capi.SIDE_HOST if side == "host" else _capi.SIDE_DEVICE)
@@ -393,10 +395,15 @@ class _Adapter:
         if side == "host":
             arr = st._host_view(not readonly)
             refresh = functools.partial(st._host_view, not readonly) if st._has_device else None
-            return (nd_array_field.NumPyArrayField.from_array(arr, domain=domain), refresh)
-        import cupy
-        field = nd_array_field.CuPyArrayField.from_array(cupy.asarray(st), domain=domain)
-        return (field, self._device_refresh(st, readonly))
+        else:
+            import cupy
+
+            arr = cupy.asarray(st)
+            refresh = self._device_refresh(st, readonly)
+        # gt4py.next's public route to a field over existing memory: an allocation that is the
+        # memory (gtstorage.next.wrap), no copy.
+        field = gtx.empty(domain, dtype=arr.dtype, allocator=gtstorage_next.wrap(arr))
+        return (field, refresh)
 
     @staticmethod
     def _device_refresh(st: Storage, readonly: bool):
