@@ -16,6 +16,12 @@ figures and skipped entries, which say why in "skipped").
       Storage objects, and GDP-3 Storage objects / constant duck fields <= 1.1 (an ndarray
       with constant __gt_dims__/__gt_origin__: the floor of GT4Py's path for any GDP-3 object)
       (needs gt4py: run in the venv of tests/gt4py, see bench/python/run.sh);
+  records: gtstorage.allocation(drop-in array) <= 1 us (with the native extension),
+      gtstorage.plan(...) of a repeated call <= 3 us;
+  gt4py.next (needs gt4py): __gt_allocate__, gtx.empty, gtx.zeros, gtx.as_field at 16^3 and
+      256x256x80 with gtstorage.next.allocator() against gt4py.next's default allocator
+      (default / ours >= 1 at 16^3; zeros >= 2 at 256x256x80), and gtx.as_field's copy against
+      gtx.empty with gtstorage.next.wrap (reference);
   layout-changing copy: gtstorage.from_array(Fortran-order 512x512x128 f8,
       backend="gt:cpu_kfirst") against np.copyto(dst, src) into an array of that layout (what
       gt4py.storage.from_array does inside): t_copyto / t_from_array >= 25, and GB/s of each.
@@ -325,6 +331,86 @@ def bench_from_array(rep: Report, repeats: int, shape, use_gt4py: bool) -> None:
                        samples["gts"], None, gbps=gbps("gts"))
 
 
+def bench_records(rep: Report, repeats: int) -> None:
+    """gtstorage.allocation of a drop-in array and gtstorage.plan of a repeated call."""
+    a = gs.zeros((16, 16, 16), backend="gt:cpu_ifirst")
+    allocation, plan = gs.allocation, gs.plan
+    plan((16, 16, 16), backend="gt:cpu_ifirst")
+    samples = time_per_call({
+        "allocation": lambda: allocation(a),
+        "plan": lambda: plan((16, 16, 16), backend="gt:cpu_ifirst"),
+    }, repeats)
+    native = getattr(gs._capi, "native", None) is not None
+    rep.time_limit("gtstorage.allocation(drop-in array)", samples["allocation"], 1e-6,
+                   native_extension=native,
+                   note="the target is the native extension's (without it: a library call)")
+    rep.time_limit("gtstorage.plan((16,16,16), backend='gt:cpu_ifirst') (warm)", samples["plan"],
+                   3e-6)
+
+
+def bench_next(rep: Report, repeats: int, use_gt4py: bool) -> None:
+    """gtstorage.next.allocator against gt4py.next's default allocator, and wrap against
+    as_field's copy, at 16^3 and 256x256x80 (I, J horizontal, K vertical; float64)."""
+    names = []
+    for size in ("16^3", "256x256x80"):
+        names += [f"gt4py.next {what} {size}, gt4py.next default / gtstorage.next"
+                  for what in ("__gt_allocate__", "gtx.empty", "gtx.zeros", "gtx.as_field")]
+        names.append(f"gt4py.next {size}: gtx.as_field (copy) / gtx.empty with "
+                     "gtstorage.next.wrap (no copy)")
+    reason = None
+    if not use_gt4py:
+        reason = "--no-gt4py"
+    else:
+        try:
+            import gt4py._core.definitions as core_defs
+            import gt4py.next as gtx
+            from gt4py.next import common
+            from gt4py.next import custom_layout_allocators as next_allocators
+
+            import gtstorage.next as gnext
+        except ImportError as exc:
+            reason = f"no gt4py.next: {exc}"
+    if reason is not None:
+        for name in names:
+            rep.add(name, unit="ratio", target=None, skipped=reason)
+        return
+    I, J = gtx.Dimension("I"), gtx.Dimension("J")
+    K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
+    theirs = next_allocators.StandardCPUFieldBufferAllocator()
+    ours = gnext.allocator()
+    dtype = core_defs.dtype(np.float64)
+    for size, shape in (("16^3", (16, 16, 16)), ("256x256x80", (256, 256, 80))):
+        big = shape[0] > 16
+        domain = common.domain(dict(zip((I, J, K), shape)))
+        data = np.random.default_rng(2).random(shape)
+        # Targets: no slower at 16^3; at 256x256x80 zeros at least 2x faster (the others are
+        # reported against the same bar, a reference for what the allocation path gains).
+        limit = 2.0 if big else 1.0
+        for what, fn in (
+                ("__gt_allocate__", lambda al: al.__gt_allocate__(domain, dtype)),
+                ("gtx.empty", lambda al: gtx.empty(domain, allocator=al)),
+                ("gtx.zeros", lambda al: gtx.zeros(domain, allocator=al)),
+                ("gtx.as_field", lambda al: gtx.as_field(domain, data, allocator=al))):
+            fn(ours), fn(theirs)
+            samples = time_per_call({"theirs": lambda: fn(theirs), "ours": lambda: fn(ours)},
+                                    repeats, target_s=0.05 if big else 0.01)
+            checked = what == "gtx.zeros" or not big
+            rep.ratio(f"gt4py.next {what} {size}, gt4py.next default / gtstorage.next",
+                      samples["theirs"], samples["ours"], op=">=",
+                      limit=limit if checked else 0.0, num_name="gt4py.next default allocator",
+                      den_name="gtstorage.next.allocator()",
+                      **({} if checked else {"note": "reference (target only for zeros)"}))
+        samples = time_per_call({
+            "copy": lambda: gtx.as_field(domain, data),
+            "wrap": lambda: gtx.empty(domain, allocator=gnext.wrap(data)),
+        }, repeats, target_s=0.05 if big else 0.01)
+        rep.ratio(f"gt4py.next {size}: gtx.as_field (copy) / gtx.empty with gtstorage.next.wrap "
+                  "(no copy)", samples["copy"], samples["wrap"], op=">=", limit=0.0,
+                  num_name="gtx.as_field(domain, data)",
+                  den_name="gtx.empty(domain, allocator=gtstorage.next.wrap(data))",
+                  note="reference: what wrap saves")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", metavar="FILE", help="write the JSON here (default: stdout)")
@@ -349,6 +435,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     bench_allocation(rep, args.micro_repeats)
     bench_stencils(rep, args.micro_repeats, not args.no_gt4py)
     bench_from_array(rep, args.repeats, shape, not args.no_gt4py)
+    bench_records(rep, args.micro_repeats)
+    bench_next(rep, args.micro_repeats, not args.no_gt4py)
 
     try:
         import gt4py

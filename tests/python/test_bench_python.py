@@ -35,6 +35,9 @@ def test_bench_python_writes_every_entry(tmp_path):
                      "GDP-3 storages / constant duck fields"):
             entry = report["results"][names.index(f"GT4Py stencil call {backend} 16^3, {kind}")]
             assert entry["skipped"] == "--no-gt4py" and entry["passed"] is None
+    assert "gtstorage.allocation(drop-in array)" in names
+    next_entries = [r for r in report["results"] if r["name"].startswith("gt4py.next ")]
+    assert len(next_entries) == 10 and all(r["skipped"] == "--no-gt4py" for r in next_entries)
     measured = [r for r in report["results"] if not r.get("skipped")]
     assert all(r["value"] > 0 for r in measured)
     assert all(isinstance(r["passed"], bool) for r in measured if r["target"] is not None)

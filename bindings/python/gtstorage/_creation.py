@@ -1175,7 +1175,7 @@ def plan(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: 
     except TypeError:  # unhashable arguments: not cached
         key = cached = None
     if cached is not None:
-        return dict(cached)  # a copy: the caller may change it
+        return cached.copy()  # the caller may change it
     o = _options(shape, dtype, backend=backend, defaults=defaults, aligned_index=aligned_index,
                  dimensions=dimensions, dims=dims, layout=layout, alignment_size=alignment_size,
                  halo=halo, device=device, managed=managed, pitch_padding=pitch_padding)
@@ -1184,7 +1184,7 @@ def plan(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: 
         if len(_plans) > 512:
             _plans.clear()
         _plans[key] = result
-    return dict(result)
+    return result.copy()
 
 
 # Plans by argument fingerprint (plan() is pure: the same arguments give the same plan; a
