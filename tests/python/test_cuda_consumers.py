@@ -123,3 +123,32 @@ def test_as_storage_waits_for_the_producers_stream():
         w = gs.as_storage(device_data=x)
     out = np.asarray(w)  # a copy on the library's stream
     assert (out == 10.0).all()
+
+
+def test_allocation_and_as_storage_of_a_cupy_dropin_array():
+    cp = cupy()
+    a = gtstorage.zeros(SHAPE, np.float64, backend="gt:gpu", device_id=0)
+    r = gtstorage.allocation(a)
+    assert r.device == (2, 0) and not r.is_host
+    assert r.address + r.byte_offset == a.data.ptr
+    assert r.size == gtstorage.plan(SHAPE, np.float64, backend="gt:gpu")["allocation_bytes"]
+    raw = cp.asarray(r)  # the allocation's bytes, as gt4py.next's TensorBuffer.buffer
+    assert raw.dtype == cp.uint8 and raw.data.ptr == r.address
+    before = gtstorage.get_stats()["live_buffers"]
+    s = gtstorage.as_storage(a)
+    assert gtstorage.get_stats()["live_buffers"] == before  # the same storage, no wrap
+    assert device_address(s) == a.data.ptr
+
+
+def test_gt4py_next_allocator_on_cuda_when_gt4py_is_there():
+    cp = cupy()
+    gtx = pytest.importorskip("gt4py.next")
+    import gtstorage.next as gn
+
+    I, K = gtx.Dimension("I"), gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
+    f = gtx.zeros({I: 10, K: 7}, allocator=gn.allocator("cuda"))
+    assert isinstance(f.ndarray, cp.ndarray) and float(f.ndarray.sum()) == 0.0
+    assert gtstorage.allocation(f.ndarray).device == (2, 0)
+    w = cp.ones((10, 7))
+    g = gtx.empty({I: 10, K: 7}, allocator=gn.wrap(w))
+    assert g.ndarray is w
