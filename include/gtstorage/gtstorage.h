@@ -32,7 +32,7 @@
  *   | struct (x86-64 / LP64 sizes in bytes) | 1.0 | 1.1 |
  *   |---------------------------------------|-----|-----|
  *   | ::gtstorage_array                     |  40 |  40 |
- *   | ::gtstorage_create_options            | 112 | 112 |
+ *   | ::gtstorage_create_options            | 112 | 120 |
  *   | ::gtstorage_wrap_options              | 104 | 104 |
  *   | ::gtstorage_plan_info                 | 992 | 992 |
  *   | ::gtstorage_preset_info               |  72 |  72 |

@@ -405,9 +405,108 @@ static void unknown_sizes_rejected(void** state) {
              GTSTORAGE_ERROR_INVALID_ARGUMENT, "options.struct_size");
 }
 
+/* ---- The header's size table (gtstorage.h, "struct (x86-64 / LP64 sizes in bytes)") ---- */
+
+typedef struct size_row {
+  const char* name;
+  size_t v10; /* sizeof the frozen 1.0 struct; 0: new in 1.1 */
+  size_t v11; /* sizeof this header's struct */
+} size_row;
+
+static const size_row size_rows[] = {
+    {"gtstorage_array", sizeof(v10_array), sizeof(gtstorage_array)},
+    {"gtstorage_create_options", sizeof(v10_create_options), sizeof(gtstorage_create_options)},
+    {"gtstorage_wrap_options", sizeof(v10_wrap_options), sizeof(gtstorage_wrap_options)},
+    {"gtstorage_plan_info", sizeof(v10_plan_info), sizeof(gtstorage_plan_info)},
+    {"gtstorage_preset_info", sizeof(v10_preset_info), sizeof(gtstorage_preset_info)},
+    {"gtstorage_interface_info", sizeof(v10_interface_info), sizeof(gtstorage_interface_info)},
+    {"gtstorage_stats", sizeof(v10_stats), sizeof(gtstorage_stats)},
+    {"gtstorage_transfer_stats", sizeof(v10_transfer_stats), sizeof(gtstorage_transfer_stats)},
+    {"gtstorage_pool_stats", 0, sizeof(gtstorage_pool_stats)},
+    {"gtstorage_dlpack_options", 0, sizeof(gtstorage_dlpack_options)},
+};
+#define N_SIZE_ROWS (sizeof size_rows / sizeof size_rows[0])
+
+/* One size cell of the table: a number, or "—" (the struct did not exist): 0. */
+static size_t size_cell(const char* text) {
+  while (*text == ' ') ++text;
+  return (*text >= '0' && *text <= '9') ? (size_t)strtoul(text, NULL, 10) : 0;
+}
+
+/* Every row of the header's table is sizeof of its struct in that version (the 1.0 column the
+ * frozen 1.0 definitions, the 1.1 column this header's), and every public struct with a
+ * struct_size has a row. The table once said 112 for gtstorage_create_options in 1.1, which
+ * grew to 120 (pool, pitch_padding). */
+static void header_size_table_is_sizeof(void** state) {
+  (void)state;
+  if (sizeof(void*) != 8) skip(); /* the table gives LP64 sizes */
+  FILE* f = fopen(GTS_PUBLIC_HEADER, "r");
+  if (f == NULL) fail_msg("cannot open %s", GTS_PUBLIC_HEADER);
+  char line[512];
+  int seen[N_SIZE_ROWS] = {0};
+  while (fgets(line, sizeof line, f) != NULL) {
+    const char* cell = strstr(line, "| ::gtstorage_");
+    if (cell == NULL) continue;
+    cell += strlen("| ::");
+    size_t n = strcspn(cell, " |");
+    const char* bar1 = strchr(cell, '|');
+    const char* bar2 = bar1 != NULL ? strchr(bar1 + 1, '|') : NULL;
+    if (bar2 == NULL) fail_msg("a size table row without two size cells: %s", line);
+    size_t i = 0;
+    while (i < N_SIZE_ROWS &&
+           !(strlen(size_rows[i].name) == n && strncmp(size_rows[i].name, cell, n) == 0)) {
+      ++i;
+    }
+    if (i == N_SIZE_ROWS) fail_msg("the size table names an unknown struct: %s", line);
+    const size_t v10 = size_cell(bar1 + 1), v11 = size_cell(bar2 + 1);
+    if (v10 != size_rows[i].v10 || v11 != size_rows[i].v11) {
+      fail_msg("%s: the header's table says %zu (1.0) and %zu (1.1), sizeof is %zu and %zu",
+               size_rows[i].name, v10, v11, size_rows[i].v10, size_rows[i].v11);
+    }
+    seen[i] = 1;
+  }
+  fclose(f);
+  for (size_t i = 0; i < N_SIZE_ROWS; ++i) {
+    if (!seen[i]) fail_msg("%s has no row in the header's size table", size_rows[i].name);
+  }
+}
+
+/* The library's own history (what it accepts, as its message lists it) is the same table. */
+static void library_history_is_the_table(void** state) {
+  (void)state;
+  char want[128];
+  gtstorage_handle h = 0;
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.struct_size = 1;
+  GTS_EXPECT(gtstorage_create(&o, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "options.struct_size");
+  snprintf(want, sizeof want, "(%zu in 1.0, %zu in 1.1,", sizeof(v10_create_options),
+           sizeof(gtstorage_create_options));
+  if (strstr(gtstorage_last_error(), want) == NULL) {
+    fail_msg("create_options: %s does not list %s", gtstorage_last_error(), want);
+  }
+  gtstorage_stats s = GTSTORAGE_STATS_INIT;
+  s.struct_size = 1;
+  GTS_EXPECT(gtstorage_get_stats(&s), GTSTORAGE_ERROR_INVALID_ARGUMENT, "out.struct_size");
+  snprintf(want, sizeof want, "(%zu in 1.0, %zu in 1.1,", sizeof(v10_stats),
+           sizeof(gtstorage_stats));
+  if (strstr(gtstorage_last_error(), want) == NULL) {
+    fail_msg("stats: %s does not list %s", gtstorage_last_error(), want);
+  }
+  gtstorage_pool_stats p = GTSTORAGE_POOL_STATS_INIT;
+  p.struct_size = 1;
+  GTS_EXPECT(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_HOST, &p),
+             GTSTORAGE_ERROR_INVALID_ARGUMENT, "struct_size");
+  snprintf(want, sizeof want, "(%zu in 1.1,", sizeof(gtstorage_pool_stats));
+  if (strstr(gtstorage_last_error(), want) == NULL) {
+    fail_msg("pool_stats: %s does not list %s", gtstorage_last_error(), want);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       GTS_TEST(frozen_sizes_are_the_baseline),
+      GTS_TEST(header_size_table_is_sizeof),
+      GTS_TEST(library_history_is_the_table),
       GTS_TEST(sizeless_init_writes_only_its_version),
       GTS_TEST(sized_init),
       GTS_TEST(v10_caller_round_trip),
