@@ -2305,6 +2305,8 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   // The simulated machine's defaults (2 devices, a current driver) and the emulated backend.
   ctl::set_machine(ctl::machine{});
   ctl::clear_failures();
+  // A fault in a guard page is explained (which allocation) before ASan reports it.
+  ctl::set_fault_reports(true);
   gts::device::set_emulated_device_count(2);
   if (gtstorage_set_device_backend("emulated") != GTSTORAGE_OK) {
     std::fprintf(stderr, "fuzz_capi: cannot select the emulated device: %s\n",

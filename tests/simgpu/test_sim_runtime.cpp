@@ -749,6 +749,9 @@ void kernel_faults_are_reported() {
   return;
 #endif
   fresh();
+  // Reports are asked for (a program that uses the emulated device gets no handler otherwise).
+  ctl::set_fault_reports(true);
+  CHECK(ctl::fault_reports_installed());
   // Past the end into the guard page, and into freed memory: the kernel thread faults, and
   // the simulator says what it hit before the process dies (as compute-sanitizer would).
   CHECK(child_faults_with(
@@ -769,6 +772,54 @@ void kernel_faults_are_reported() {
         cudaDeviceSynchronize();
       },
       "inside a freed 64-byte device allocation"));
+  // A program's own SIGSEGV handler still gets the fault after the report (chained).
+  CHECK(child_faults_with(
+      [] {
+        ctl::set_fault_reports(false);
+        struct sigaction own {};
+        own.sa_handler = [](int) {
+          const char text[] = "the program's own handler ran\n";
+          ssize_t r = write(2, text, sizeof text - 1);
+          (void)r;
+          _exit(3);
+        };
+        sigemptyset(&own.sa_mask);
+        sigaction(SIGSEGV, &own, nullptr);
+        ctl::set_fault_reports(true);
+        unsigned char* p = nullptr;
+        cudaMalloc(reinterpret_cast<void**>(&p), 1024);
+        launch(write_at, dim3(1), dim3(32), nullptr, p, int64_t(1100));
+        cudaDeviceSynchronize();
+      },
+      "the program's own handler ran"));
+  ctl::set_fault_reports(false);
+  CHECK(!ctl::fault_reports_installed());
+}
+
+// Without fault reports asked for, allocations install no signal handler: the process's
+// SIGSEGV and SIGBUS dispositions stay what the program set.
+void no_signal_handler_unless_asked() {
+  fresh();
+  ctl::set_fault_reports(false);
+  struct sigaction before_segv {}, before_bus {}, after {};
+  sigaction(SIGSEGV, nullptr, &before_segv);
+  sigaction(SIGBUS, nullptr, &before_bus);
+  void* p = nullptr;
+  CUDA_OK(cudaMalloc(&p, 4096));
+  CUDA_OK(cudaFree(p));
+  CHECK(!ctl::fault_reports_installed());
+  sigaction(SIGSEGV, nullptr, &after);
+  CHECK(after.sa_handler == before_segv.sa_handler && after.sa_flags == before_segv.sa_flags);
+  sigaction(SIGBUS, nullptr, &after);
+  CHECK(after.sa_handler == before_bus.sa_handler && after.sa_flags == before_bus.sa_flags);
+  // Asked for: installed; off again: the program's dispositions are back.
+  ctl::set_fault_reports(true);
+  CHECK(ctl::fault_reports_installed());
+  sigaction(SIGSEGV, nullptr, &after);
+  CHECK(after.sa_handler != before_segv.sa_handler);
+  ctl::set_fault_reports(false);
+  sigaction(SIGSEGV, nullptr, &after);
+  CHECK(after.sa_handler == before_segv.sa_handler);
 }
 
 // A barrier in divergent code: the two halves of a warp wait at different __syncthreads()
@@ -876,6 +927,7 @@ int main() {
   kernel_exception_is_a_launch_failure();
   divergent_barriers_fail_the_launch();
   threads_share_the_runtime();
+  no_signal_handler_unless_asked();
   // Last: forks children that die on purpose.
   kernel_faults_are_reported();
   return test::report("test_sim_runtime");

@@ -196,6 +196,10 @@ struct runtime_state {
   bool shuffle = true;
   bool eager = false;  // run queued work at once (see control::set_execution)
   bool fault_handler_installed = false;
+  // Whether faults in guard pages and freed memory are explained before the process dies (the
+  // SIGSEGV/SIGBUS handler): asked for by tests (control::set_fault_reports or
+  // GTSTORAGE_SIM_FAULT_REPORTS=1), never installed behind a program's back.
+  bool fault_reports = false;
 
   runtime_state() {
     for (int d = 0; d < max_devices; ++d) {
@@ -295,7 +299,7 @@ struct sigaction previous_segv {};
 struct sigaction previous_bus {};
 
 void install_fault_handler(runtime_state& s) {
-  if (s.fault_handler_installed) return;
+  if (!s.fault_reports || s.fault_handler_installed) return;
   s.fault_handler_installed = true;
   struct sigaction sa {};
   sa.sa_sigaction = fault_handler;
@@ -973,6 +977,13 @@ void load_environment(runtime_state& s) {
       start = comma + 1;
     }
   }
+  if (const char* e = std::getenv("GTSTORAGE_SIM_FAULT_REPORTS"); e != nullptr && *e != '\0') {
+    if (std::strcmp(e, "0") == 0 || std::strcmp(e, "1") == 0) {
+      s.fault_reports = e[0] == '1';
+    } else {
+      bad("GTSTORAGE_SIM_FAULT_REPORTS", e, "0 or 1");
+    }
+  }
   if (!s.env_error.empty()) s.m.device_count = 0;
 }
 
@@ -1011,8 +1022,27 @@ void fault_handler(int sig, siginfo_t* info, void* context) {
     }
     s->mu.unlock();
   }
-  (void)context;
-  sigaction(sig, sig == SIGBUS ? &previous_bus : &previous_segv, nullptr);
+  // Chained: a handler the program had gets the signal as if this one were not there; without
+  // one, the previous disposition is restored and the faulting access, executed again, takes
+  // the default action (the process dies, as on a GPU).
+  const struct sigaction& previous = sig == SIGBUS ? previous_bus : previous_segv;
+  if ((previous.sa_flags & SA_SIGINFO) != 0 && previous.sa_sigaction != nullptr) {
+    previous.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN &&
+      previous.sa_handler != nullptr) {
+    previous.sa_handler(sig);
+    return;
+  }
+  sigaction(sig, &previous, nullptr);
+}
+
+void uninstall_fault_handler(runtime_state& s) {
+  if (!s.fault_handler_installed) return;
+  sigaction(SIGSEGV, &previous_segv, nullptr);
+  sigaction(SIGBUS, &previous_bus, nullptr);
+  s.fault_handler_installed = false;
 }
 
 const char* error_name(cudaError_t e) {
@@ -2038,6 +2068,23 @@ void reload_environment() {
   runtime_state& s = state();
   std::lock_guard<std::mutex> lk(s.mu);
   load_environment(s);
+}
+
+void set_fault_reports(bool on) {
+  runtime_state& s = state();
+  std::lock_guard<std::mutex> lk(s.mu);
+  s.fault_reports = on;
+  if (on) {
+    install_fault_handler(s);
+  } else {
+    uninstall_fault_handler(s);
+  }
+}
+
+bool fault_reports_installed() {
+  runtime_state& s = state();
+  std::lock_guard<std::mutex> lk(s.mu);
+  return s.fault_handler_installed;
 }
 
 std::string environment_error() {

@@ -133,4 +133,13 @@ void reload_environment();
 /// Why the environment could not be used ("" if it could).
 std::string environment_error();
 
+/// Faults in guard pages and freed memory explained on stderr before the process dies (a
+/// SIGSEGV and SIGBUS handler, chained to the program's own handlers; off restores them).
+/// Off unless asked for, here or by GTSTORAGE_SIM_FAULT_REPORTS=1 (read at start and by
+/// reload_environment): a program that uses the emulated device gets no signal handler it did
+/// not ask for. The guard pages themselves are always there.
+void set_fault_reports(bool on);
+/// Whether the fault handler is installed now.
+bool fault_reports_installed();
+
 }  // namespace gts::simcuda::control
