@@ -494,8 +494,8 @@ static void library_history_is_the_table(void** state) {
   }
   gtstorage_pool_stats p = GTSTORAGE_POOL_STATS_INIT;
   p.struct_size = 1;
-  GTS_EXPECT(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_HOST, &p),
-             GTSTORAGE_ERROR_INVALID_ARGUMENT, "struct_size");
+  GTS_EXPECT(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_HOST, &p), GTSTORAGE_ERROR_INVALID_ARGUMENT,
+             "struct_size");
   snprintf(want, sizeof want, "(%zu in 1.1,", sizeof(gtstorage_pool_stats));
   if (strstr(gtstorage_last_error(), want) == NULL) {
     fail_msg("pool_stats: %s does not list %s", gtstorage_last_error(), want);
