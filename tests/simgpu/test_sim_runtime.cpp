@@ -801,7 +801,8 @@ void kernel_faults_are_reported() {
 void no_signal_handler_unless_asked() {
   fresh();
   ctl::set_fault_reports(false);
-  struct sigaction before_segv {}, before_bus {}, after {};
+  struct sigaction before_segv {
+  }, before_bus{}, after{};
   sigaction(SIGSEGV, nullptr, &before_segv);
   sigaction(SIGBUS, nullptr, &before_bus);
   void* p = nullptr;
