@@ -29,6 +29,17 @@ else
 fi
 [[ -f $lib ]] || { echo "no library at '$lib'" >&2; exit 1; }
 
+# Only the stable tier (gtstorage.h) is in the baseline's symbol table: the experimental one
+# (gtstorage_experimental.h, node GTSTORAGE_EXPERIMENTAL) has no ABI promise.
+keep=$(mktemp)
+trap 'rm -f "$keep"' EXIT
+{
+  echo "[abi_whitelist]"
+  awk '/^[[:space:]]*GTSTORAGE_API/ && match($0, /gtstorage_[a-z0-9_]+[[:space:]]*\(/) {
+         name = substr($0, RSTART, RLENGTH - 1); sub(/[[:space:]]+$/, "", name); print "  " name
+       }' "$repo/include/gtstorage/gtstorage.h" | sort -u
+} >"$keep"
 abidw --headers-dir "$repo/include/gtstorage" --drop-private-types --no-corpus-path \
-  --no-comp-dir-path --type-id-style hash --exported-interfaces-only --out-file "$out" "$lib"
+  --no-comp-dir-path --type-id-style hash --exported-interfaces-only --kmi-whitelist "$keep" \
+  --out-file "$out" "$lib"
 echo "wrote $out from $lib ($(grep -c '<elf-symbol ' "$out") exported functions)"

@@ -10,8 +10,9 @@
  * **No ABI promise.** What is declared here may change or disappear in any minor version (like
  * zstd's `ZSTD_STATIC_LINKING_ONLY` section or libgit2's `git2/sys/` headers); a program that
  * uses it must be rebuilt against each new version of the library. The functions are exported
- * by the same library and follow the conventions of gtstorage.h (status codes, thread-local
- * messages, never aborting).
+ * by the same library, under the symbol version GTSTORAGE_EXPERIMENTAL (the stable tier's is
+ * GTSTORAGE_1), and follow the conventions of gtstorage.h (status codes, thread-local messages,
+ * never aborting).
  *
  * Include this header (it includes gtstorage.h), or define `GTSTORAGE_EXPERIMENTAL` before
  * including gtstorage.h.
