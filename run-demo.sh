@@ -27,7 +27,7 @@ gts_step "build the library, gtstorage-info and the examples"
 cmake --build "$build" -j "$GTS_JOBS" --target gtstorage-info gtstorage-example-basic \
   gtstorage-example-guide_example
 
-info=$build/tools/gtstorage-info
+info=$build/apps/gtstorage-info
 gts_step "gtstorage-info --preset gt:cpu_kfirst --shape 12,12,6 --halo 2,2,0"
 "$info" --preset gt:cpu_kfirst --shape 12,12,6 --halo 2,2,0
 gts_step "gtstorage-info --preset gridtools:cpu_ifirst --shape 12,12,6 --halo 2,2,0"
