@@ -902,28 +902,6 @@ GTSTORAGE_API int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out
  *  the stream again, so the application may destroy the stream as soon as no handle uses it. */
 GTSTORAGE_API int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream);
 
-/** **Deprecated** (use gtstorage_sync_to(), gtstorage_modify(), gtstorage_need_sync(),
- *  gtstorage_mark_synchronized() or gtstorage_wait_stream(); see ::gtstorage_sync_op).
- *  Applies ::gtstorage_sync_op @p op with ::gtstorage_sync_flags @p flags; waits for completion.
- */
-GTSTORAGE_API GTSTORAGE_DEPRECATED("see gtstorage_sync_op for the replacements") int gtstorage_sync(
-    gtstorage_handle handle, int32_t op, uint32_t flags);
-
-/** **Deprecated** (use gtstorage_sync_to_async() or gtstorage_wait_stream()). Like
- *  gtstorage_sync() but enqueued on @p stream (0 = the storage's stream). */
-GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_sync_to_async") int gtstorage_sync_async(
-    gtstorage_handle handle, int32_t op, uint32_t flags, uint64_t stream);
-
-/** **Deprecated** (use gtstorage_sync_to()). Makes @p side current before computing on it
- *  (GDP-3 `acquire`). */
-GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_sync_to") int gtstorage_acquire(
-    gtstorage_handle handle, int32_t side);
-
-/** **Deprecated** (use gtstorage_modify()). Marks @p side modified after computing on it
- *  (GDP-3 `touch`). */
-GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_modify") int gtstorage_touch(
-    gtstorage_handle handle, int32_t side);
-
 /** @} */
 
 /* ============================================================================================== */
@@ -1216,6 +1194,36 @@ GTSTORAGE_API int gtstorage_dlpack_options_init(gtstorage_dlpack_options* option
 GTSTORAGE_API int gtstorage_wrap_dlpack(void* managed_tensor, int32_t kind,
                                         const gtstorage_dlpack_options* options,
                                         gtstorage_handle* out);
+
+/** @} */
+
+/* ============================================================================================== */
+/** @name Deprecated
+ * Exported and working until the next major version; each names its replacement (the
+ * DualView-style synchronization above). They carry #GTSTORAGE_DEPRECATED. */
+/** @{ */
+
+/** **Deprecated** (use gtstorage_sync_to(), gtstorage_modify(), gtstorage_need_sync(),
+ *  gtstorage_mark_synchronized() or gtstorage_wait_stream(); see ::gtstorage_sync_op).
+ *  Applies ::gtstorage_sync_op @p op with ::gtstorage_sync_flags @p flags; waits for completion.
+ */
+GTSTORAGE_API GTSTORAGE_DEPRECATED("see gtstorage_sync_op for the replacements") int gtstorage_sync(
+    gtstorage_handle handle, int32_t op, uint32_t flags);
+
+/** **Deprecated** (use gtstorage_sync_to_async() or gtstorage_wait_stream()). Like
+ *  gtstorage_sync() but enqueued on @p stream (0 = the storage's stream). */
+GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_sync_to_async") int gtstorage_sync_async(
+    gtstorage_handle handle, int32_t op, uint32_t flags, uint64_t stream);
+
+/** **Deprecated** (use gtstorage_sync_to()). Makes @p side current before computing on it
+ *  (GDP-3 `acquire`). */
+GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_sync_to") int gtstorage_acquire(
+    gtstorage_handle handle, int32_t side);
+
+/** **Deprecated** (use gtstorage_modify()). Marks @p side modified after computing on it
+ *  (GDP-3 `touch`). */
+GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_modify") int gtstorage_touch(
+    gtstorage_handle handle, int32_t side);
 
 /** @} */
 

@@ -122,11 +122,11 @@ TRIAL_ADDED = {
         '    "gtstorage_trial": {',
         '        "GTSTORAGE_TRIAL_A": 0,',
         '        "GTSTORAGE_TRIAL_B": 7,',
-        "    ),",
         '    "gtstorage_trial_call": (',
         "        ctypes.c_int,",
         "        [handle_t, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint32, "
         "ctypes.POINTER(Stats)],",
+        "    ),",
         '    "MEMORY_TRIAL",',
         '    "TRIAL_A",',
         '    "TRIAL_B",',
