@@ -471,6 +471,13 @@ static void header_size_table_is_sizeof(void** state) {
   }
 }
 
+/* The sizes the library's last message lists for a refused struct_size are @p want. */
+static void message_lists(const char* what, const char* want) {
+  if (strstr(gtstorage_last_error(), want) == NULL) {
+    fail_msg("%s: \"%s\" does not list %s", what, gtstorage_last_error(), want);
+  }
+}
+
 /* The library's own history (what it accepts, as its message lists it) is the same table. */
 static void library_history_is_the_table(void** state) {
   (void)state;
@@ -481,25 +488,19 @@ static void library_history_is_the_table(void** state) {
   GTS_EXPECT(gtstorage_create(&o, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "options.struct_size");
   snprintf(want, sizeof want, "(%zu in 1.0, %zu in 1.1,", sizeof(v10_create_options),
            sizeof(gtstorage_create_options));
-  if (strstr(gtstorage_last_error(), want) == NULL) {
-    fail_msg("create_options: %s does not list %s", gtstorage_last_error(), want);
-  }
+  message_lists("create_options", want);
   gtstorage_stats s = GTSTORAGE_STATS_INIT;
   s.struct_size = 1;
   GTS_EXPECT(gtstorage_get_stats(&s), GTSTORAGE_ERROR_INVALID_ARGUMENT, "out.struct_size");
   snprintf(want, sizeof want, "(%zu in 1.0, %zu in 1.1,", sizeof(v10_stats),
            sizeof(gtstorage_stats));
-  if (strstr(gtstorage_last_error(), want) == NULL) {
-    fail_msg("stats: %s does not list %s", gtstorage_last_error(), want);
-  }
+  message_lists("stats", want);
   gtstorage_pool_stats p = GTSTORAGE_POOL_STATS_INIT;
   p.struct_size = 1;
   GTS_EXPECT(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_HOST, &p), GTSTORAGE_ERROR_INVALID_ARGUMENT,
              "struct_size");
   snprintf(want, sizeof want, "(%zu in 1.1,", sizeof(gtstorage_pool_stats));
-  if (strstr(gtstorage_last_error(), want) == NULL) {
-    fail_msg("pool_stats: %s does not list %s", gtstorage_last_error(), want);
-  }
+  message_lists("pool_stats", want);
 }
 
 int main(void) {
