@@ -244,6 +244,10 @@ backend& active();
 /// never selects one, so host-only code can ask without starting a GPU runtime.
 backend* selected() noexcept;
 
+/// Every backend that has been the active one in this process (the pools of one that is no
+/// longer active may still keep blocks: a storage of its host memory released after a switch).
+std::vector<backend*> used_backends();
+
 /// Selects the backend by name: "cuda", "hip", "emulated", "none" or "auto". Unknown names throw
 /// invalid_argument (listing the known ones), backends not compiled in throw unsupported.
 void set_backend(const std::string& name);

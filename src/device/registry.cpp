@@ -20,6 +20,7 @@ namespace {
 struct registry {
   std::mutex mu;
   std::atomic<backend*> active{nullptr};
+  std::vector<backend*> used;  // every backend that has been active (for pool_trim)
   bool env_read = false;
   bool env_failed = false;
   error_kind env_kind = error_kind::invalid_argument;
@@ -126,7 +127,9 @@ backend& active() {
     const char* env = std::getenv("GTSTORAGE_DEVICE_BACKEND");
     const std::string name = (env == nullptr || *env == '\0') ? "auto" : env;
     try {
-      r.active.store(&resolve(name), std::memory_order_release);
+      backend& b = resolve(name);
+      r.active.store(&b, std::memory_order_release);
+      if (std::find(r.used.begin(), r.used.end(), &b) == r.used.end()) r.used.push_back(&b);
       return *r.active.load(std::memory_order_acquire);
     } catch (const error& e) {
       r.env_failed = true;
@@ -149,6 +152,13 @@ void set_backend(const std::string& name) {
   r.env_failed = false;
   r.env_message.clear();
   r.active.store(&b, std::memory_order_release);
+  if (std::find(r.used.begin(), r.used.end(), &b) == r.used.end()) r.used.push_back(&b);
+}
+
+std::vector<backend*> used_backends() {
+  registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return r.used;
 }
 
 backend& get_backend(const std::string& name) {

@@ -324,8 +324,32 @@ static void messages_name_the_callers_parameter(void** state) {
   GTS_OK(gtstorage_set_device_backend("emulated"));
 }
 
+/* A pinned host storage of the emulated backend released after a switch to "none" returns its
+ * block to the emulated backend's pinned pool; gtstorage_pool_trim(ALL, 0) under "none" must
+ * empty it too (the fuzzer found the block still held, a runtime allocation left alive). */
+static void trim_reaches_the_pools_of_a_former_backend(void** state) {
+  (void)state;
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  int64_t n[1] = {512};
+  gtstorage_handle h = 0;
+  o.ndim = 1;
+  o.shape = n;
+  o.preset = "gt:cpu_ifirst";
+  o.host_memory = GTSTORAGE_HOST_PINNED;
+  GTS_OK(gtstorage_create(&o, &h));
+  GTS_OK(gtstorage_set_device_backend("none")); /* allowed: no device storage is alive */
+  GTS_OK(gtstorage_release(h));                 /* its block goes to the emulated pinned pool */
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  GTS_OK(gtstorage_set_device_backend("emulated"));
+  gtstorage_pool_stats pinned = GTSTORAGE_POOL_STATS_INIT;
+  GTS_OK(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_PINNED_HOST, &pinned));
+  GTS_EQ64(pinned.held_bytes, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      GTS_TEST(trim_reaches_the_pools_of_a_former_backend),
       GTS_TEST(empty_wraps_report_a_non_null_address),
       GTS_TEST(device_wraps_must_fit_their_allocation),
       GTS_TEST(released_blocks_are_not_in_use),
