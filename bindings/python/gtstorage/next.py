@@ -423,14 +423,3 @@ def _device_array(st):
     from ._storage import _cupy
 
     return _cupy().asarray(st)
-
-
-def _plan_of(alloc: Allocator, domain, dtype, aligned_index=None) -> Dict[str, Any]:
-    """The library's plan of a field ``alloc`` would allocate (no allocation)."""
-    from ._creation import _plan_of as plan_of
-
-    relative = _relative_aligned_index(aligned_index, domain) if aligned_index else None
-    prepared, _ = alloc._prepare(domain.dims, domain.shape, dtype, relative,
-                                 alloc._device_for(0))
-    return plan_of(prepared.options, "plan")
-
