@@ -13,6 +13,17 @@
  *   ::gtstorage_status value on failure. On failure nothing the caller owns is modified except
  *   where stated, nothing already allocated is lost, and gtstorage_last_error() returns a
  *   thread-local message that names the offending parameter and the allowed range.
+ * - @anchor gtstorage_common_statuses **Statuses.** The `@return` of each function lists
+ *   #GTSTORAGE_OK and the statuses that function returns for its own reasons, with their
+ *   conditions. Every function that returns a status runs behind one boundary that turns any
+ *   other failure into a status as well, so these are not repeated per function: an allocation
+ *   of the library's own bookkeeping that fails (a handle table that is full, a message, a
+ *   staging buffer) is #GTSTORAGE_ERROR_OUT_OF_MEMORY, and a failure the library did not
+ *   foresee (a bug) is #GTSTORAGE_ERROR_INTERNAL. A function that needs the device backend
+ *   (the "Devices" functions, and storages, wraps and DLPack tensors of device or pinned memory)
+ *   fails with #GTSTORAGE_ERROR_INVALID_ARGUMENT, or #GTSTORAGE_ERROR_UNSUPPORTED for a backend
+ *   this build lacks, when the environment variable GTSTORAGE_DEVICE_BACKEND names none it can
+ *   use. Functions that return no status (version queries, names, messages) never fail.
  * - No function aborts, exits, or lets a C++ exception escape.
  * - Extents, indices and halo widths are counted in **elements**; strides, offsets, alignments and
  *   sizes are counted in **bytes** unless the name says otherwise.
@@ -121,10 +132,18 @@ extern "C" {
 #define GTSTORAGE_VERSION_NUMBER \
   (GTSTORAGE_VERSION_MAJOR * 10000 + GTSTORAGE_VERSION_MINOR * 100 + GTSTORAGE_VERSION_PATCH)
 
-/** Runtime version of the loaded library, encoded like #GTSTORAGE_VERSION_NUMBER. */
+/**
+ * Runtime version of the loaded library, encoded like #GTSTORAGE_VERSION_NUMBER.
+ *
+ * @return MAJOR * 10000 + MINOR * 100 + PATCH of the library (not a status; never fails).
+ */
 GTSTORAGE_API uint32_t gtstorage_version(void);
 
-/** Runtime version as a static string "MAJOR.MINOR.PATCH". Never NULL; do not free. */
+/**
+ * Runtime version of the loaded library as a string.
+ *
+ * @return A static string "MAJOR.MINOR.PATCH" (not a status). Never NULL; do not free.
+ */
 GTSTORAGE_API const char* gtstorage_version_string(void);
 
 /** @} */
@@ -180,20 +199,36 @@ typedef enum gtstorage_status {
 
 /**
  * Message of the last failed call on the calling thread, or "" if the last call succeeded.
+ *
  * It names the offending parameter first ("shape: extent -1 of dimension 0 … must be ≥ 0").
- * The string is owned by the library and valid until the next gtstorage call on this thread.
+ *
+ * @return The message (not a status; never NULL). The string is owned by the library and valid
+ *         until the next gtstorage call on this thread.
  */
 GTSTORAGE_API const char* gtstorage_last_error(void);
 
-/** Static name of a status code, e.g. "GTSTORAGE_ERROR_INVALID_HANDLE"; never NULL. */
+/**
+ * Static name of a status code, e.g. "GTSTORAGE_ERROR_INVALID_HANDLE".
+ *
+ * @param status A ::gtstorage_status value; any other integer is accepted too.
+ * @return The name of @p status, "GTSTORAGE_UNKNOWN_STATUS" for a value that is not a
+ *         ::gtstorage_status (not a status; never NULL; do not free).
+ */
 GTSTORAGE_API const char* gtstorage_status_name(int status);
 
 /**
- * Records @p message as the calling thread's last error (what gtstorage_last_error() returns)
- * and returns @p status, for libraries built on gtstorage (libgtstorage_mpi, bindings) that
- * report their failures through the same channel. #GTSTORAGE_OK clears the message (@p message
- * is then ignored); for a failure status a NULL @p message records the status's name. Messages
- * longer than 1023 bytes are cut. Never fails. Since 1.1.
+ * Records a message as the calling thread's last error, for libraries built on gtstorage.
+ *
+ * Records @p message as what gtstorage_last_error() returns and returns @p status, for libraries
+ * built on gtstorage (libgtstorage_mpi, bindings) that report their failures through the same
+ * channel. Since 1.1.
+ *
+ * @param status The ::gtstorage_status to report. #GTSTORAGE_OK clears the message (@p message is
+ *        then ignored).
+ * @param message NUL-terminated text to record, copied (the caller keeps its string); messages
+ *        longer than 1023 bytes are cut. NULL records the name of @p status
+ *        (gtstorage_status_name()).
+ * @return @p status itself. Never fails.
  */
 GTSTORAGE_API int gtstorage_set_error(int status, const char* message);
 
@@ -220,13 +255,26 @@ typedef uint64_t gtstorage_handle;
 /** The null handle. */
 #define GTSTORAGE_NULL_HANDLE ((gtstorage_handle)0)
 
-/** Adds a reference to @p handle. */
+/**
+ * Adds a reference to a storage or view handle.
+ *
+ * @param handle The handle.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is 0, was never issued or was released;
+ *         #GTSTORAGE_ERROR_OVERFLOW if @p handle already has 2^32 - 1 references.
+ */
 GTSTORAGE_API int gtstorage_retain(gtstorage_handle handle);
 
 /**
- * Drops a reference; at zero the handle becomes invalid and, once no other view refers to them,
- * the buffers are freed (or the wrap release callback runs). Releasing an invalid handle, or a
- * handle twice, returns #GTSTORAGE_ERROR_INVALID_HANDLE and changes nothing.
+ * Drops a reference to a storage or view handle.
+ *
+ * At zero the handle becomes invalid and, once no other view refers to them, the buffers are
+ * freed (or the wrap release callback runs).
+ *
+ * @param handle The handle.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is 0, was never issued or was already
+ *         released (releasing a handle twice changes nothing).
  */
 GTSTORAGE_API int gtstorage_release(gtstorage_handle handle);
 
@@ -280,16 +328,14 @@ typedef enum gtstorage_pitch_padding {
    * Also raises every other stride of 4096 bytes or more to the smallest odd multiple of
    * u = lcm(64, alignment, itemsize) bytes not below it, so that no such stride is a multiple
    * of 4 KiB (each stride is computed from the padded one below it, as with NONE).
-   * With GT4Py's strides a field of power-of-two extents has pitches of whole 4 KiB multiples
-   * (2 MiB planes, 512 KiB rows at 512×512×128 `<f8`): all the lines a layout-changing copy or a
-   * stencil reads across those pitches then share their address bits below 4 KiB, which is one L1
-   * set, and evict each other. The padded strides spread them over all sets (the float64
-   * F → K-fastest copy at 512×512×128 runs about 1.4× faster; gtstorage-bench reports it). Each
-   * padded stride grows by less than 2u bytes (under 3.2% of 4 KiB for u = 64); strides below
-   * 4 KiB, the contiguous dimension and the alignment of the aligned element are kept. Nothing
-   * is padded where u is a multiple of 4096 (an alignment of 4 KiB or more). The strides differ
-   * from gt4py.storage's: code that computes strides itself instead of reading them must not
-   * ask for this.
+   * With GT4Py's strides a field of power-of-two extents has pitches of whole 4 KiB multiples,
+   * so the lines a layout-changing copy or a stencil reads across those pitches share one L1
+   * set; the padded strides spread them over all sets (why, and measured figures: docs/guide.md,
+   * "Alignment and padding"). Each padded stride grows by less than 2u bytes (under 3.2% of
+   * 4 KiB for u = 64); strides below 4 KiB, the contiguous dimension and the alignment of the
+   * aligned element are kept. Nothing is padded where u is a multiple of 4096 (an alignment of
+   * 4 KiB or more). The strides differ from gt4py.storage's: code that computes strides itself
+   * instead of reading them must not ask for this.
    */
   GTSTORAGE_PITCH_PADDING_AVOID_ALIASING = 1
 } gtstorage_pitch_padding;
@@ -499,21 +545,54 @@ typedef struct gtstorage_create_options {
   }
 
 /**
- * Writes the defaults of #GTSTORAGE_CREATE_OPTIONS_INIT into the first @p struct_size bytes of
- * @p options and sets options->struct_size to @p struct_size, which must be a size
- * ::gtstorage_create_options had in a released version or this one (pass `sizeof *options`);
- * nothing past @p struct_size bytes is written.
- * @return #GTSTORAGE_OK; #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options is NULL or
- *         @p struct_size is not such a size (nothing is written then).
+ * Writes the defaults of #GTSTORAGE_CREATE_OPTIONS_INIT into an options struct of a given size.
+ *
+ * Writes the first @p struct_size bytes of the defaults into @p options and sets
+ * options->struct_size to @p struct_size; nothing past @p struct_size bytes is written.
+ *
+ * @param options The struct to initialize; not NULL.
+ * @param struct_size Its size in bytes (pass `sizeof *options`): a size
+ *        ::gtstorage_create_options had in a released version or this one.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options is NULL or @p struct_size is not such a
+ *         size (nothing is written then).
  */
 GTSTORAGE_API int gtstorage_create_options_init_sized(gtstorage_create_options* options,
                                                       size_t struct_size);
 
-/** Writes the defaults of the 1.0 layout of ::gtstorage_create_options (112 bytes on LP64) and
- *  sets struct_size to that size. Prefer gtstorage_create_options_init_sized(). */
+/**
+ * Writes the defaults of the 1.0 layout of ::gtstorage_create_options.
+ *
+ * Writes 112 bytes on LP64 and sets struct_size to that size. Prefer
+ * gtstorage_create_options_init_sized().
+ *
+ * @param options The struct to initialize (at least the 1.0 size); not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options is NULL.
+ */
 GTSTORAGE_API int gtstorage_create_options_init(gtstorage_create_options* options);
 
-/** Creates a storage; on success @p *out holds a handle with reference count 1. */
+/**
+ * Creates a storage.
+ *
+ * @param options What to create (see ::gtstorage_create_options); not NULL. Read only during the
+ *        call: the caller keeps it and every array it points to.
+ * @param[out] out Receives the new handle, with reference count 1; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options or @p out is NULL, options->struct_size
+ *         is not an accepted size, or a field is out of range or malformed (ndim, shape, dtype,
+ *         dims, layout, halo, aligned_index, alignment_bytes, a value that is not of its enum,
+ *         a NULL fill_value with #GTSTORAGE_INIT_VALUE or source with #GTSTORAGE_INIT_COPY,
+ *         managed memory for a CPU storage, device_id below -1 or not a device);
+ *         #GTSTORAGE_ERROR_UNKNOWN_PRESET if the preset is not registered;
+ *         #GTSTORAGE_ERROR_OVERFLOW if the size of the storage does not fit in 64 bits;
+ *         #GTSTORAGE_ERROR_SHAPE_MISMATCH if the source of #GTSTORAGE_INIT_COPY has another shape;
+ *         #GTSTORAGE_ERROR_OUT_OF_MEMORY if the host or device memory cannot be allocated;
+ *         #GTSTORAGE_ERROR_NO_DEVICE (or #GTSTORAGE_ERROR_DRIVER_TOO_OLD) if a GPU storage or
+ *         #GTSTORAGE_HOST_PINNED memory is asked for without a usable device;
+ *         #GTSTORAGE_ERROR_UNSUPPORTED if the device runtime does not support the memory asked for;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
+ */
 GTSTORAGE_API int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* out);
 
 /** Release callback of gtstorage_wrap(): called once, with `user_data`, after the last reference.
@@ -566,21 +645,56 @@ typedef struct gtstorage_wrap_options {
         NULL, NULL, GTSTORAGE_SYNC_CLEAN, 0                                                   \
   }
 
-/** As gtstorage_create_options_init_sized(), for ::gtstorage_wrap_options and the defaults of
- *  #GTSTORAGE_WRAP_OPTIONS_INIT. */
+/**
+ * Writes the defaults of #GTSTORAGE_WRAP_OPTIONS_INIT into an options struct of a given size.
+ *
+ * As gtstorage_create_options_init_sized(), for ::gtstorage_wrap_options.
+ *
+ * @param options The struct to initialize; not NULL.
+ * @param struct_size Its size in bytes (pass `sizeof *options`): a size ::gtstorage_wrap_options
+ *        had in a released version or this one.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options is NULL or @p struct_size is not such a
+ *         size (nothing is written then).
+ */
 GTSTORAGE_API int gtstorage_wrap_options_init_sized(gtstorage_wrap_options* options,
                                                     size_t struct_size);
 
-/** Writes the defaults of the 1.0 layout of ::gtstorage_wrap_options (104 bytes on LP64) and sets
- *  struct_size to that size. Prefer gtstorage_wrap_options_init_sized(). */
+/**
+ * Writes the defaults of the 1.0 layout of ::gtstorage_wrap_options.
+ *
+ * Writes 104 bytes on LP64 and sets struct_size to that size. Prefer
+ * gtstorage_wrap_options_init_sized().
+ *
+ * @param options The struct to initialize (at least the 1.0 size); not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options is NULL.
+ */
 GTSTORAGE_API int gtstorage_wrap_options_init(gtstorage_wrap_options* options);
 
 /**
- * Wraps caller-owned memory without copying. Strides must be multiples of the item size and
- * must not make two elements overlap (#GTSTORAGE_ERROR_INVALID_ARGUMENT otherwise). `data` and
+ * Wraps caller-owned memory as a storage, without copying (GDP-3 `as_storage`).
+ *
+ * Strides must be multiples of the item size and must not make two elements overlap. `data` and
  * `device_data` need not be aligned to the item size (see "Alignment of caller memory" at the
- * top of this header); extents may be 0. The release callback is not called when
- * gtstorage_wrap() fails.
+ * top of this header); extents may be 0. The memory stays the caller's: it must stay valid until
+ * the release callback runs (after the last reference), which is not called when gtstorage_wrap()
+ * fails.
+ *
+ * @param options The memory to wrap (see ::gtstorage_wrap_options); not NULL. Read only during the
+ *        call, except the memory it describes.
+ * @param[out] out Receives the new handle, with reference count 1; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options or @p out is NULL, options->struct_size
+ *         is not an accepted size, `reserved` is not 0, or a field is out of range or malformed
+ *         (ndim, shape, strides not multiples of the item size or overlapping, dtype, dims,
+ *         halo, no address for an array with elements, memory of the wrong kind for `data` or
+ *         `device_data` or elements outside its known allocation, a device_id that disagrees,
+ *         a sync_state that is not a ::gtstorage_sync_state or not CLEAN for one buffer);
+ *         #GTSTORAGE_ERROR_OVERFLOW if the array's span does not fit the address space;
+ *         #GTSTORAGE_ERROR_NO_DEVICE (or #GTSTORAGE_ERROR_DRIVER_TOO_OLD) if `device_data` is
+ *         given without a usable device;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
  */
 GTSTORAGE_API int gtstorage_wrap(const gtstorage_wrap_options* options, gtstorage_handle* out);
 
@@ -621,7 +735,19 @@ typedef struct gtstorage_plan_info {
         0, 0, 0                                                                                  \
   }
 
-/** Computes the allocation plan for @p options into @p out; allocates nothing. */
+/**
+ * Computes how gtstorage_create() would lay out a storage; allocates nothing.
+ *
+ * @param options The storage to plan (as for gtstorage_create(); only the fields of the layout and
+ *        `device` are read); not NULL.
+ * @param[out] out Receives the plan, up to the struct_size the caller set; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options or @p out is NULL, a struct_size is not
+ *         an accepted size, or a field of the layout is out of range or malformed (ndim, shape,
+ *         dtype, dims, layout, halo, aligned_index, alignment_bytes, pitch_padding, device);
+ *         #GTSTORAGE_ERROR_UNKNOWN_PRESET if the preset is not registered;
+ *         #GTSTORAGE_ERROR_OVERFLOW if the size of the storage does not fit in 64 bits.
+ */
 GTSTORAGE_API int gtstorage_plan(const gtstorage_create_options* options, gtstorage_plan_info* out);
 
 /** @} */
@@ -653,16 +779,49 @@ typedef struct gtstorage_preset_info {
     }                                                                                         \
   }
 
-/** Number of registered presets in @p *out_count. */
+/**
+ * Number of registered presets (built-in and registered at run time).
+ *
+ * @param[out] out_count Receives the count; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out_count is NULL.
+ */
 GTSTORAGE_API int gtstorage_preset_count(int32_t* out_count);
 
-/** Preset number @p index (0 … count-1, registration order) into @p out. */
+/**
+ * Describes the preset at a position of the registration order.
+ *
+ * @param index 0 … count-1 (gtstorage_preset_count()), in registration order.
+ * @param[out] out Receives the preset, up to the struct_size the caller set; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL, out->struct_size is not an
+ *         accepted size or @p index is out of range.
+ */
 GTSTORAGE_API int gtstorage_preset_at(int32_t index, gtstorage_preset_info* out);
 
-/** Preset called @p name into @p out; #GTSTORAGE_ERROR_UNKNOWN_PRESET lists the known names. */
+/**
+ * Describes the preset of a given name.
+ *
+ * @param name NUL-terminated preset name, e.g. "gt:cpu_kfirst"; not NULL.
+ * @param[out] out Receives the preset, up to the struct_size the caller set; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p name or @p out is NULL or out->struct_size is
+ *         not an accepted size;
+ *         #GTSTORAGE_ERROR_UNKNOWN_PRESET if no preset has that name (the message lists the
+ *         known names).
+ */
 GTSTORAGE_API int gtstorage_preset_find(const char* name, gtstorage_preset_info* out);
 
-/** Registers (or replaces) a preset at run time. Built-in presets cannot be replaced. */
+/**
+ * Registers (or replaces) a preset at run time. Built-in presets cannot be replaced.
+ *
+ * @param info The preset; not NULL. Copied: the caller keeps it.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p info is NULL, info->struct_size is not an
+ *         accepted size, `reserved` is not 0, the name is empty, not NUL-terminated or that of a
+ *         built-in preset, the alignment is not in 1 … 2^30, `alignment_unit`, `device` or
+ *         `rule` is not a value of its enum, or `base_layout` is not a permutation of (0, 1, 2).
+ */
 GTSTORAGE_API int gtstorage_preset_register(const gtstorage_preset_info* info);
 
 /** @} */
@@ -686,19 +845,49 @@ typedef struct gtstorage_slice_spec {
   { GTSTORAGE_SLICE_NONE, GTSTORAGE_SLICE_NONE, 1, GTSTORAGE_SLICE_RANGE, 0 }
 
 /**
- * View of @p src sliced by @p nspec specs (nspec must equal the ndim of @p src; @p spec may be
- * NULL when it is 0). Halo widths shrink to what remains inside the view (0 for dims with
- * step ≠ 1). A range that selects nothing gives an empty view (extent 0), as in Python.
+ * Makes a view of a storage sliced per dimension, with Python semantics.
+ *
+ * Halo widths shrink to what remains inside the view (0 for dims with step ≠ 1). A range that
+ * selects nothing gives an empty view (extent 0), as in Python.
+ *
+ * @param src The storage or view to slice.
+ * @param spec @p nspec slices (::gtstorage_slice_spec), one per dimension of @p src; may be NULL
+ *        when @p nspec is 0. Read only during the call.
+ * @param nspec Number of entries of @p spec: the ndim of @p src.
+ * @param[out] out Receives the new view's handle, with reference count 1; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p src is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL, @p spec is NULL with @p nspec > 0,
+ *         @p nspec is not the ndim of @p src, or a spec is invalid (a kind that is not a
+ *         ::gtstorage_slice_kind, reserved not 0, a step of 0, an index out of range).
  */
 GTSTORAGE_API int gtstorage_slice(gtstorage_handle src, const gtstorage_slice_spec* spec,
                                   uint32_t nspec, gtstorage_handle* out);
 
-/** View with dimensions permuted: new dim d is old dim perm[d]; nperm = ndim of @p src (@p perm
- *  may be NULL when it is 0). */
+/**
+ * Makes a view with the dimensions permuted: new dimension d is old dimension perm[d].
+ *
+ * @param src The storage or view to transpose.
+ * @param perm @p nperm entries, a permutation of 0 … ndim-1; may be NULL when @p nperm is 0.
+ * @param nperm Number of entries of @p perm: the ndim of @p src.
+ * @param[out] out Receives the new view's handle, with reference count 1; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p src is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL, @p perm is NULL with @p nperm > 0,
+ *         @p nperm is not the ndim of @p src or @p perm is not a permutation.
+ */
 GTSTORAGE_API int gtstorage_transpose(gtstorage_handle src, const int32_t* perm, uint32_t nperm,
                                       gtstorage_handle* out);
 
-/** View without the halo (GDP-3 `domain_view`): every halo width becomes 0. */
+/**
+ * Makes a view without the halo (GDP-3 `domain_view`): every halo width becomes 0.
+ *
+ * @param src The storage or view.
+ * @param[out] out Receives the new view's handle, with reference count 1; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p src is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL.
+ */
 GTSTORAGE_API int gtstorage_domain_view(gtstorage_handle src, gtstorage_handle* out);
 
 /** @} */
@@ -749,18 +938,53 @@ typedef struct gtstorage_interface_info {
   }
 
 /**
- * Describes side @p side of @p handle in @p out (whose struct_size the caller sets). Returns
- * #GTSTORAGE_ERROR_NO_SUCH_BUFFER if the storage has no buffer on that side. A descriptor hands
- * the memory out: work the library left queued on it (an asynchronous sync or copy) is waited
- * for first, as by gtstorage_data() and the DLPack exports.
+ * Describes one side of a storage or view: address, shape, strides, halo, dtype, device.
+ *
+ * A descriptor hands the memory out: work the library left queued on it (an asynchronous sync or
+ * copy) is waited for first, as by gtstorage_data() and the DLPack exports.
+ *
+ * @param handle The storage or view.
+ * @param side The side to describe, a ::gtstorage_side.
+ * @param[out] out Receives the descriptor, up to the struct_size the caller set; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL, out->struct_size is not an
+ *         accepted size or @p side is not a ::gtstorage_side;
+ *         #GTSTORAGE_ERROR_NO_SUCH_BUFFER if the storage has no buffer on @p side;
+ *         #GTSTORAGE_ERROR_DEVICE if waiting for the queued work fails.
  */
 GTSTORAGE_API int gtstorage_interface(gtstorage_handle handle, int32_t side,
                                       gtstorage_interface_info* out);
 
-/** Address of element (0, …, 0) of side @p side in @p *out_data (the cheapest query). */
+/**
+ * Address of element (0, …, 0) of one side of a storage or view (the cheapest query).
+ *
+ * Waits for the work the library left queued on the memory first, as gtstorage_interface().
+ *
+ * @param handle The storage or view.
+ * @param side A ::gtstorage_side.
+ * @param[out] out_data Receives the address (not to be dereferenced for a view without elements);
+ *        not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out_data is NULL or @p side is not a
+ *         ::gtstorage_side;
+ *         #GTSTORAGE_ERROR_NO_SUCH_BUFFER if the storage has no buffer on @p side;
+ *         #GTSTORAGE_ERROR_DEVICE if waiting for the queued work fails.
+ */
 GTSTORAGE_API int gtstorage_data(gtstorage_handle handle, int32_t side, void** out_data);
 
-/** Non-zero in @p *out_has if @p handle has a buffer on @p side. */
+/**
+ * Whether a storage has a buffer on a side.
+ *
+ * @param handle The storage or view.
+ * @param side A ::gtstorage_side.
+ * @param[out] out_has Receives 1 if @p handle has a buffer on @p side, else 0; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out_has is NULL or @p side is not a
+ *         ::gtstorage_side.
+ */
 GTSTORAGE_API int gtstorage_has_side(gtstorage_handle handle, int32_t side, int32_t* out_has);
 
 /** @} */
@@ -770,16 +994,55 @@ GTSTORAGE_API int gtstorage_has_side(gtstorage_handle handle, int32_t side, int3
 /** @{ */
 
 /**
- * Deep copy of every element of @p src into @p dst: equal shapes, any layouts, any dtypes
- * (converted like NumPy's unsafe casting). Host sides are used; device storages are handled
- * by their current side (see gtstorage_sync_to()).
+ * Deep copy of every element of one storage into another.
+ *
+ * Equal shapes, any layouts, any dtypes (converted like NumPy's unsafe casting). Host sides are
+ * used; device storages are handled by their current side (see gtstorage_sync_to()), and the
+ * side of @p dst written is marked modified.
+ *
+ * @param dst The storage or view written.
+ * @param src The storage or view read.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p dst or @p src is not a live handle;
+ *         #GTSTORAGE_ERROR_SHAPE_MISMATCH if their shapes differ;
+ *         #GTSTORAGE_ERROR_READONLY if @p dst is read-only;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
  */
 GTSTORAGE_API int gtstorage_copy(gtstorage_handle dst, gtstorage_handle src);
 
-/** Copies caller memory @p src (equal shape, any strides/dtype) into @p dst. */
+/**
+ * Copies caller memory into a storage (equal shape, any strides and dtype).
+ *
+ * @param dst The storage or view written.
+ * @param src The caller's array (::gtstorage_array; its dtype NULL = that of @p dst); not NULL.
+ *        Read only during the call.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p dst is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p src is NULL, src->struct_size is not an
+ *         accepted size or a field of @p src is out of range or malformed (ndim, a NULL shape or
+ *         data, strides, dtype);
+ *         #GTSTORAGE_ERROR_OVERFLOW if the array's span does not fit the address space;
+ *         #GTSTORAGE_ERROR_SHAPE_MISMATCH if the shapes differ;
+ *         #GTSTORAGE_ERROR_READONLY if @p dst is read-only;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
+ */
 GTSTORAGE_API int gtstorage_copy_from_array(gtstorage_handle dst, const gtstorage_array* src);
 
-/** Copies @p src into caller memory @p dst (equal shape, any strides/dtype). */
+/**
+ * Copies a storage into caller memory (equal shape, any strides and dtype).
+ *
+ * @param dst The caller's array (::gtstorage_array; its dtype NULL = that of @p src); not NULL.
+ *        The memory it describes is written; the struct is read only during the call.
+ * @param src The storage or view read.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p src is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p dst is NULL, dst->struct_size is not an
+ *         accepted size or a field of @p dst is out of range or malformed (ndim, a NULL shape or
+ *         data, strides, dtype);
+ *         #GTSTORAGE_ERROR_OVERFLOW if the array's span does not fit the address space;
+ *         #GTSTORAGE_ERROR_SHAPE_MISMATCH if the shapes differ;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
+ */
 GTSTORAGE_API int gtstorage_copy_to_array(const gtstorage_array* dst, gtstorage_handle src);
 
 /** Flags of gtstorage_copy_sides(). */
@@ -796,38 +1059,71 @@ typedef enum gtstorage_copy_flags {
   /** The destination is not read again soon (a halo's pack buffer handed to MPI, a face
    *  unpacked into a field larger than the cache): host copies write every whole destination
    *  cache line with non-temporal stores, whatever the copy's size, instead of only from half
-   *  the last-level cache up. That saves reading each line before writing it (the contiguous
-   *  faces of a 512x512x128 field with halo 3, I-fastest, packed and unpacked in about half the
-   *  time) and leaves the cache to the caller's working set. A hint: the values copied are the
-   *  same with or without it, and device copies ignore it. Since 1.1. */
+   *  the last-level cache up. That saves reading each line before writing it and leaves the
+   *  cache to the caller's working set (measured figures: docs/architecture.md, "memory, device
+   *  and kernels"). A hint: the values copied are the same with or without it, and device
+   *  copies ignore it. Since 1.1. */
   GTSTORAGE_COPY_FLAG_STREAMING = 2
 } gtstorage_copy_flags;
 
 /**
- * Copies side @p src_side of @p src into side @p dst_side of @p dst (equal shapes, any layouts,
- * dtypes converted as by gtstorage_copy()), exactly those sides: unlike gtstorage_copy(), the
- * sync state is neither consulted nor changed, so the caller decides which copy of a mirrored
- * field is read or written and marks what it wrote with gtstorage_modify(). This is the
- * building block of communication libraries (libgtstorage_mpi packs and unpacks halos with it on
- * the side that is current, on the device without a round trip through the host mirror).
+ * Copies one side of a storage into one side of another, without consulting the sync state.
  *
- * Work that involves device memory is enqueued on @p stream (0 = the stream of @p src, or of
- * @p dst when @p src_side is the host; see gtstorage_set_stream()); where the other storage's
- * stream differs, the work already queued there is waited for first. Without
+ * Equal shapes, any layouts, dtypes converted as by gtstorage_copy(); exactly those sides:
+ * unlike gtstorage_copy(), the sync state is neither consulted nor changed, so the caller decides
+ * which copy of a mirrored field is read or written and marks what it wrote with
+ * gtstorage_modify(). This is the building block of communication libraries (libgtstorage_mpi
+ * packs and unpacks halos with it on the side that is current, on the device without a round
+ * trip through the host mirror).
+ *
+ * Work that involves device memory is enqueued on @p stream; where the other storage's stream
+ * differs, the work already queued there is waited for first. Without
  * #GTSTORAGE_COPY_FLAG_ASYNC the call returns when the copy is complete. Asynchronous syncs in
  * flight on either storage are waited for; unified memory is accessed as host memory after its
  * stream's work is done. Since 1.1.
- * @return #GTSTORAGE_OK; #GTSTORAGE_ERROR_INVALID_HANDLE; #GTSTORAGE_ERROR_INVALID_ARGUMENT (a
- *         bad side or flag); #GTSTORAGE_ERROR_NO_SUCH_BUFFER (a storage without that side);
- *         #GTSTORAGE_ERROR_SHAPE_MISMATCH; #GTSTORAGE_ERROR_READONLY; #GTSTORAGE_ERROR_DEVICE.
+ *
+ * @param dst The storage or view written.
+ * @param dst_side The side of @p dst written, a ::gtstorage_side.
+ * @param src The storage or view read.
+ * @param src_side The side of @p src read, a ::gtstorage_side.
+ * @param stream A cudaStream_t / hipStream_t as an integer; 0 = the stream of @p src, or of
+ *        @p dst when @p src_side is the host (see gtstorage_set_stream()).
+ * @param flags A combination of ::gtstorage_copy_flags.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p dst or @p src is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if a side is not a ::gtstorage_side, @p flags has
+ *         other bits, or @p stream is one the backend knows to be dead (the emulated device);
+ *         #GTSTORAGE_ERROR_NO_SUCH_BUFFER if a storage has no buffer on its side;
+ *         #GTSTORAGE_ERROR_SHAPE_MISMATCH if the shapes differ;
+ *         #GTSTORAGE_ERROR_READONLY if @p dst (or its side) is read-only;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
  */
 GTSTORAGE_API int gtstorage_copy_sides(gtstorage_handle dst, int32_t dst_side, gtstorage_handle src,
                                        int32_t src_side, uint64_t stream, uint32_t flags);
 
-/** Sets every element of the view to *@p value (one element of the storage's dtype). */
+/**
+ * Sets every element of a storage or view to one value of its dtype.
+ *
+ * @param handle The storage or view written.
+ * @param value Address of one element of the storage's dtype (itemsize bytes); not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p value is NULL;
+ *         #GTSTORAGE_ERROR_READONLY if the storage is read-only;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
+ */
 GTSTORAGE_API int gtstorage_fill(gtstorage_handle handle, const void* value);
 
-/** Sets every element of the view to @p value converted to the storage's dtype. */
+/**
+ * Sets every element of a storage or view to a number converted to its dtype.
+ *
+ * @param handle The storage or view written.
+ * @param value The value, converted to the storage's dtype as by gtstorage_copy().
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_READONLY if the storage is read-only;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
+ */
 GTSTORAGE_API int gtstorage_fill_double(gtstorage_handle handle, double value);
 
 /** @} */
@@ -852,54 +1148,134 @@ GTSTORAGE_API int gtstorage_fill_double(gtstorage_handle handle, double value);
 /** @{ */
 
 /**
- * Makes side @p side current: copies the other side into it if the other side is marked
- * modified (or always with #GTSTORAGE_SYNC_FLAG_FORCE), then both sides are clean. Waits until
- * the copy is done. GDP-3's `host_to_device()` is sync_to(DEVICE), `device_to_host()`
- * sync_to(HOST).
+ * Makes one side of a storage current, copying the other side into it if needed.
+ *
+ * Copies the other side into @p side if the other side is marked modified (or always with
+ * #GTSTORAGE_SYNC_FLAG_FORCE), then both sides are clean. Waits until the copy is done. GDP-3's
+ * `host_to_device()` is sync_to(DEVICE), `device_to_host()` sync_to(HOST).
+ *
+ * @param handle The storage or view (the whole buffer pair is synchronized).
+ * @param side The side to make current, a ::gtstorage_side.
+ * @param flags A combination of ::gtstorage_sync_flags.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p side is not a ::gtstorage_side or @p flags has
+ *         other bits;
+ *         #GTSTORAGE_ERROR_READONLY if @p side is memory wrapped read-only and would be written;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
  */
 GTSTORAGE_API int gtstorage_sync_to(gtstorage_handle handle, int32_t side, uint32_t flags);
 
-/** Like gtstorage_sync_to() but the copy is only enqueued on @p stream (0 = the storage's); a
- *  later host access through the library, or any later sync, waits for it. */
+/**
+ * Like gtstorage_sync_to() but the copy is only enqueued on a stream.
+ *
+ * A later host access through the library, or any later sync, waits for it.
+ *
+ * @param handle The storage or view.
+ * @param side The side to make current, a ::gtstorage_side.
+ * @param flags A combination of ::gtstorage_sync_flags.
+ * @param stream The stream (see "Host/device synchronization"); 0 = the storage's.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p side is not a ::gtstorage_side, @p flags has
+ *         other bits, or @p stream is one the backend knows to be dead (the emulated device);
+ *         #GTSTORAGE_ERROR_READONLY if @p side is memory wrapped read-only and would be written;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
+ */
 GTSTORAGE_API int gtstorage_sync_to_async(gtstorage_handle handle, int32_t side, uint32_t flags,
                                           uint64_t stream);
 
 /**
- * Marks side @p side modified (written since the last sync). Fails with
- * #GTSTORAGE_ERROR_SYNC_CONFLICT if the other side is already marked modified, unless @p flags
- * has #GTSTORAGE_SYNC_FLAG_FORCE (the other side's changes are then discarded).
+ * Marks one side of a storage modified (written since the last sync).
+ *
+ * @param handle The storage or view (the mark holds for the whole buffer pair).
+ * @param side The side written, a ::gtstorage_side.
+ * @param flags A combination of ::gtstorage_sync_flags: with #GTSTORAGE_SYNC_FLAG_FORCE the
+ *        other side's unsynchronized changes are discarded instead of failing.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p side is not a ::gtstorage_side or @p flags has
+ *         other bits;
+ *         #GTSTORAGE_ERROR_SYNC_CONFLICT if the other side is already marked modified and
+ *         @p flags lacks #GTSTORAGE_SYNC_FLAG_FORCE;
+ *         #GTSTORAGE_ERROR_DEVICE if waiting for work queued on the storage fails.
  */
 GTSTORAGE_API int gtstorage_modify(gtstorage_handle handle, int32_t side, uint32_t flags);
 
-/** Non-zero in @p *out_need if gtstorage_sync_to(@p handle, @p side, 0) would copy, i.e. the
- *  other side is marked modified. */
+/**
+ * Whether gtstorage_sync_to() of a side would copy, i.e. the other side is marked modified.
+ *
+ * @param handle The storage or view.
+ * @param side A ::gtstorage_side.
+ * @param[out] out_need Receives 1 if gtstorage_sync_to(@p handle, @p side, 0) would copy, else 0;
+ *        not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out_need is NULL or @p side is not a
+ *         ::gtstorage_side.
+ */
 GTSTORAGE_API int gtstorage_need_sync(gtstorage_handle handle, int32_t side, int32_t* out_need);
 
-/** Declares both sides equal without copying (GDP-3 `set_synchronized`, DualView
- *  `clear_sync_state`). */
+/**
+ * Declares both sides equal without copying (GDP-3 `set_synchronized`, DualView
+ * `clear_sync_state`).
+ *
+ * @param handle The storage or view.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_DEVICE if waiting for work queued on the storage fails.
+ */
 GTSTORAGE_API int gtstorage_mark_synchronized(gtstorage_handle handle);
 
 /**
- * Blocks until the work queued on @p stream (0 = the storage's stream) has completed, and the
- * work the library itself left queued on the storage's memory on any stream (asynchronous
- * syncs and copies): no transfer, no state change. A consumer calls it before using a buffer a
- * producer filled on its own stream (e.g. the `stream` of a CUDA Array Interface v3 buffer) and
- * before the last release of a storage other streams still use. On a host-only storage it
- * waits only for the library's own queued work (an asynchronous copy from a device into it).
+ * Blocks until the work queued on a stream, and the library's own queued work, has completed.
+ *
+ * Waits for the work queued on @p stream and for the work the library itself left queued on the
+ * storage's memory on any stream (asynchronous syncs and copies): no transfer, no state change. A
+ * consumer calls it before using a buffer a producer filled on its own stream (e.g. the `stream`
+ * of a CUDA Array Interface v3 buffer) and before the last release of a storage other streams
+ * still use. On a host-only storage it waits only for the library's own queued work (an
+ * asynchronous copy from a device into it).
+ *
+ * @param handle The storage or view.
+ * @param stream The stream (see "Host/device synchronization"); 0 = the storage's.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p stream is one the backend knows to be dead (the
+ *         emulated device);
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
  */
 GTSTORAGE_API int gtstorage_wait_stream(gtstorage_handle handle, uint64_t stream);
 
-/** Current ::gtstorage_sync_state in @p *out_state. */
+/**
+ * Current synchronization state of a storage's buffers.
+ *
+ * @param handle The storage or view.
+ * @param[out] out_state Receives a ::gtstorage_sync_state value; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out_state is NULL.
+ */
 GTSTORAGE_API int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state);
 
-/** Stream that descriptors of @p handle report and the functions above use for stream 0 (a
- *  view made later starts with it). @p stream must be 0, 1 (legacy default), 2 (per-thread
- *  default) or a live stream of the backend, and stay live while a handle uses it: CUDA offers
- *  no way to check a handle, and a real runtime may crash on a destroyed one (the emulated
- *  device refuses it). When a handle leaves a stream (set to another one, or released), the
- *  library records an event there: the storage's memory is released (and, pooled, reused)
- *  only after the work queued on each stream until its handles left it, and never touches
- *  the stream again, so the application may destroy the stream as soon as no handle uses it. */
+/**
+ * Sets the stream of a handle: what its descriptors report and the functions above use for 0.
+ *
+ * A view made later starts with it. The stream must stay live while a handle uses it: CUDA
+ * offers no way to check a handle, and a real runtime may crash on a destroyed one (the emulated
+ * device refuses it). When a handle leaves a stream (set to another one, or released), the
+ * library records an event there: the storage's memory is released (and, pooled, reused) only
+ * after the work queued on each stream until its handles left it, and never touches the stream
+ * again, so the application may destroy the stream as soon as no handle uses it.
+ *
+ * @param handle The storage or view (other handles of the same buffers keep their streams).
+ * @param stream 0 (the legacy default stream, as a new storage has), 1 (legacy default),
+ *        2 (per-thread default) or a live cudaStream_t / hipStream_t of the backend as an integer.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p stream is one the backend knows to be dead (the
+ *         emulated device).
+ */
 GTSTORAGE_API int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream);
 
 /** @} */
@@ -909,10 +1285,16 @@ GTSTORAGE_API int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream)
 /** @{ */
 
 /**
- * Number of usable devices of the active backend in @p *out_count (0 without a driver). Where a
- * GPU is held back by a driver older than the CUDA runtime this library was built with, the
- * count is 0 and the status is #GTSTORAGE_ERROR_DRIVER_TOO_OLD (the message names both
+ * Number of usable devices of the active device backend (0 without a driver).
+ *
+ * Where a GPU is held back by a driver older than the CUDA runtime this library was built with,
+ * the count is 0 and the status is #GTSTORAGE_ERROR_DRIVER_TOO_OLD (the message names both
  * versions), so a GPU job does not silently run on the CPU.
+ *
+ * @param[out] out_count Receives the count; not NULL.
+ * @return #GTSTORAGE_OK (also with a count of 0: no GPU is not an error);
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out_count is NULL;
+ *         #GTSTORAGE_ERROR_DRIVER_TOO_OLD as said above (@p *out_count is then 0).
  */
 GTSTORAGE_API int gtstorage_device_count(int32_t* out_count);
 
@@ -920,22 +1302,47 @@ GTSTORAGE_API int gtstorage_device_count(int32_t* out_count);
  * gtstorage_experimental.h; the environment variable GTSTORAGE_DEVICE_BACKEND ("cuda", "hip",
  * "emulated", "auto") selects the backend once at start. */
 
-/** Name of the active device backend ("none" if none) in @p buf of @p size bytes. */
+/**
+ * Name of the active device backend: "cuda", "hip", "emulated" or "none".
+ *
+ * @param[out] buf Receives the NUL-terminated name; not NULL.
+ * @param size Size of @p buf in bytes, the terminating NUL included.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p buf is NULL;
+ *         #GTSTORAGE_ERROR_BUFFER_TOO_SMALL if the name does not fit in @p size bytes (@p buf is
+ *         not written then).
+ */
 GTSTORAGE_API int gtstorage_get_device_backend(char* buf, size_t size);
 
 /**
- * Makes @p device_id the calling thread's current device of the active backend (cudaSetDevice /
- * hipSetDevice): storages this thread creates with device_id -1 go there. Other threads keep
- * their own current device; a cudaSetDevice() by the application has the same effect.
+ * Makes a device the calling thread's current device of the active backend.
+ *
+ * As cudaSetDevice / hipSetDevice: storages this thread creates with device_id -1 go there.
+ * Other threads keep their own current device; a cudaSetDevice() by the application has the same
+ * effect.
+ *
+ * @param device_id Device ordinal, 0 … gtstorage_device_count() - 1.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_NO_DEVICE (or #GTSTORAGE_ERROR_DRIVER_TOO_OLD) if the backend has no
+ *         usable device (the message says why);
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p device_id is out of range;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
  */
 GTSTORAGE_API int gtstorage_set_device(int32_t device_id);
 
 /**
- * The calling thread's current device of the active backend in @p *out_device_id
- * (cudaGetDevice / hipGetDevice): where storages this thread creates with device_id -1 go, set by
+ * The calling thread's current device of the active backend (cudaGetDevice / hipGetDevice).
+ *
+ * That is where storages this thread creates with device_id -1 go, as set by
  * gtstorage_set_device() or the application's own cudaSetDevice(); 0 in a thread that set none.
- * Without a device it fails as gtstorage_set_device() does (the status and message say why) and
- * leaves @p *out_device_id unchanged. Since 1.1.
+ * Since 1.1.
+ *
+ * @param[out] out_device_id Receives the ordinal; not NULL. Unchanged when the call fails.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out_device_id is NULL;
+ *         #GTSTORAGE_ERROR_NO_DEVICE (or #GTSTORAGE_ERROR_DRIVER_TOO_OLD) if the backend has no
+ *         usable device, as for gtstorage_set_device();
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
  */
 GTSTORAGE_API int gtstorage_get_device(int32_t* out_device_id);
 
@@ -984,12 +1391,29 @@ typedef struct gtstorage_transfer_stats {
 #define GTSTORAGE_TRANSFER_STATS_INIT \
   { sizeof(gtstorage_transfer_stats), 0, 0, 0, 0, 0 }
 
-/** Library-wide counters into @p out. */
+/**
+ * Library-wide counters: live handles, buffers and bytes, transfers, pools.
+ *
+ * @param[out] out Receives the counters, up to the struct_size the caller set (a 1.0 struct gets
+ *        no pool counters); not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL or out->struct_size is not an
+ *         accepted size.
+ */
 GTSTORAGE_API int gtstorage_get_stats(gtstorage_stats* out);
 
 /* gtstorage_reset_transfer_stats() (a test hook) is declared in gtstorage_experimental.h. */
 
-/** Transfer counters of the buffers behind @p handle into @p out. */
+/**
+ * Transfer counters of the buffers behind a storage or view (shared by all its views).
+ *
+ * @param handle The storage or view.
+ * @param[out] out Receives the counters, up to the struct_size the caller set; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL or out->struct_size is not an
+ *         accepted size.
+ */
 GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle,
                                                gtstorage_transfer_stats* out);
 
@@ -1005,7 +1429,7 @@ GTSTORAGE_API int gtstorage_get_transfer_stats(gtstorage_handle handle,
  *   the smallest kept block of at least its size, of the same device and at least its alignment,
  *   and at most 1/8 larger than a fresh block for it would be (large blocks are never split, so
  *   at most 12.5% of a reused block is unused). A reused block is not zero: #GTSTORAGE_INIT_ZEROS
- *   fills it (at store bandwidth); #GTSTORAGE_INIT_UNINITIALIZED touches nothing.
+ *   fills it; #GTSTORAGE_INIT_UNINITIALIZED touches nothing.
  * - Device memory: the runtime's stream-ordered pool (cudaMallocAsync from a pool of the
  *   library, one per device, freed with cudaFreeAsync on the storage's stream), whose release
  *   threshold is the limit, so memory is not returned to the device at every synchronization.
@@ -1061,21 +1485,41 @@ typedef struct gtstorage_pool_stats {
 #define GTSTORAGE_POOL_STATS_INIT \
   { sizeof(gtstorage_pool_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
-/** Counters of the pool of @p memory (a ::gtstorage_memory other than ALL) into @p out. */
+/**
+ * Counters of one memory pool.
+ *
+ * @param memory The pool, a ::gtstorage_memory value other than #GTSTORAGE_MEMORY_ALL.
+ * @param[out] out Receives the counters, up to the struct_size the caller set; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL, out->struct_size is not an
+ *         accepted size or @p memory is not a ::gtstorage_memory value other than ALL.
+ */
 GTSTORAGE_API int gtstorage_pool_get_stats(int32_t memory, gtstorage_pool_stats* out);
 
 /**
- * Sets the limit on the bytes the pool of @p memory (or every pool: #GTSTORAGE_MEMORY_ALL) keeps,
- * freeing kept blocks beyond it at once. 0 turns pooling off for that memory (blocks in use are
- * freed when released). @p limit_bytes ≥ 0.
+ * Sets the limit on the bytes a pool keeps, freeing kept blocks beyond it at once.
+ *
+ * 0 turns pooling off for that memory (blocks in use are freed when released).
+ *
+ * @param memory The pool, a ::gtstorage_memory value (#GTSTORAGE_MEMORY_ALL: every pool).
+ * @param limit_bytes The limit in bytes, ≥ 0.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p memory is not a ::gtstorage_memory value or
+ *         @p limit_bytes is negative.
  */
 GTSTORAGE_API int gtstorage_pool_set_limit(int32_t memory, int64_t limit_bytes);
 
 /**
- * Frees kept blocks of @p memory (or of every pool: #GTSTORAGE_MEMORY_ALL), least recently kept
- * first, until at most @p keep_bytes are kept (0: all); blocks in use are not affected. Device
- * blocks whose release is still queued on a stream are freed when the device reaches it.
- * @p keep_bytes ≥ 0.
+ * Frees kept blocks of a pool, least recently kept first, down to a number of bytes.
+ *
+ * Blocks in use are not affected. Device blocks whose release is still queued on a stream are
+ * freed when the device reaches it.
+ *
+ * @param memory The pool, a ::gtstorage_memory value (#GTSTORAGE_MEMORY_ALL: every pool).
+ * @param keep_bytes Bytes that may stay kept, ≥ 0 (0: free all).
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p memory is not a ::gtstorage_memory value or
+ *         @p keep_bytes is negative.
  */
 GTSTORAGE_API int gtstorage_pool_trim(int32_t memory, int64_t keep_bytes);
 
@@ -1091,11 +1535,42 @@ GTSTORAGE_API int gtstorage_pool_trim(int32_t memory, int64_t keep_bytes);
 struct DLManagedTensor;
 struct DLManagedTensorVersioned;
 
-/** Exports side @p side of @p handle as a versioned DLPack 1.x tensor in @p *out. */
+/**
+ * Exports one side of a storage or view as a versioned DLPack 1.x tensor.
+ *
+ * Work the library left queued on the memory is waited for first.
+ *
+ * @param handle The storage or view (the tensor holds a reference to it).
+ * @param side The side to export, a ::gtstorage_side.
+ * @param[out] out Receives a new `struct DLManagedTensorVersioned*`, owned by the caller, who
+ *        calls its `deleter` exactly once; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL or @p side is not a
+ *         ::gtstorage_side;
+ *         #GTSTORAGE_ERROR_NO_SUCH_BUFFER if the storage has no buffer on @p side;
+ *         #GTSTORAGE_ERROR_DEVICE if waiting for the queued work fails.
+ */
 GTSTORAGE_API int gtstorage_to_dlpack_versioned(gtstorage_handle handle, int32_t side,
                                                 struct DLManagedTensorVersioned** out);
 
-/** Exports side @p side of @p handle as a legacy (pre-1.0) DLPack tensor in @p *out. */
+/**
+ * Exports one side of a storage or view as a legacy (pre-1.0) DLPack tensor.
+ *
+ * As gtstorage_to_dlpack_versioned(), for consumers of DLPack before 1.0 (the legacy struct has
+ * no version and no read-only flag).
+ *
+ * @param handle The storage or view (the tensor holds a reference to it).
+ * @param side The side to export, a ::gtstorage_side.
+ * @param[out] out Receives a new `struct DLManagedTensor*`, owned by the caller, who calls its
+ *        `deleter` exactly once; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL or @p side is not a
+ *         ::gtstorage_side;
+ *         #GTSTORAGE_ERROR_NO_SUCH_BUFFER if the storage has no buffer on @p side;
+ *         #GTSTORAGE_ERROR_DEVICE if waiting for the queued work fails.
+ */
 GTSTORAGE_API int gtstorage_to_dlpack(gtstorage_handle handle, int32_t side,
                                       struct DLManagedTensor** out);
 
@@ -1132,23 +1607,38 @@ typedef struct gtstorage_dlpack_options {
 #define GTSTORAGE_DLPACK_OPTIONS_INIT \
   { sizeof(gtstorage_dlpack_options), 0, NULL, NULL }
 
-/** As gtstorage_create_options_init_sized(), for ::gtstorage_dlpack_options and the defaults of
- *  #GTSTORAGE_DLPACK_OPTIONS_INIT. */
+/**
+ * Writes the defaults of #GTSTORAGE_DLPACK_OPTIONS_INIT into an options struct of a given size.
+ *
+ * As gtstorage_create_options_init_sized(), for ::gtstorage_dlpack_options.
+ *
+ * @param options The struct to initialize; not NULL.
+ * @param struct_size Its size in bytes (pass `sizeof *options`): a size
+ *        ::gtstorage_dlpack_options had in a released version or this one.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options is NULL or @p struct_size is not such a
+ *         size (nothing is written then).
+ */
 GTSTORAGE_API int gtstorage_dlpack_options_init_sized(gtstorage_dlpack_options* options,
                                                       size_t struct_size);
 
-/** Writes the defaults of the 1.1 layout of ::gtstorage_dlpack_options (24 bytes on LP64) and
- *  sets struct_size to that size. Prefer gtstorage_dlpack_options_init_sized(). */
+/**
+ * Writes the defaults of the 1.1 layout of ::gtstorage_dlpack_options.
+ *
+ * Writes 24 bytes on LP64 and sets struct_size to that size. Prefer
+ * gtstorage_dlpack_options_init_sized().
+ *
+ * @param options The struct to initialize (at least the 1.1 size); not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options is NULL.
+ */
 GTSTORAGE_API int gtstorage_dlpack_options_init(gtstorage_dlpack_options* options);
 
 /**
- * Wraps the DLPack tensor @p managed_tensor without copying; on success @p *out holds a new
- * handle with reference count 1 (release it with gtstorage_release()).
+ * Wraps the tensor of a DLPack producer as a storage, without copying.
  *
- * @p managed_tensor is a `struct DLManagedTensor*` if @p kind is #GTSTORAGE_DLPACK_LEGACY, a
- * `struct DLManagedTensorVersioned*` if it is #GTSTORAGE_DLPACK_VERSIONED
- * (::gtstorage_dlpack_kind).
- * @p options may be NULL (all defaults).
+ * On success @p *out holds a new handle with reference count 1 (release it with
+ * gtstorage_release()).
  *
  * **Ownership.** On success the library owns @p managed_tensor: it calls its `deleter` (unless
  * NULL) exactly once, with @p managed_tensor, when the last handle and view of the storage is
@@ -1190,6 +1680,26 @@ GTSTORAGE_API int gtstorage_dlpack_options_init(gtstorage_dlpack_options* option
  *   only with the emulated one. Other device types are #GTSTORAGE_ERROR_UNSUPPORTED.
  *
  * Messages name the offending field ("managed_tensor->dl_tensor.dtype: …").
+ *
+ * @param managed_tensor A `struct DLManagedTensor*` if @p kind is #GTSTORAGE_DLPACK_LEGACY, a
+ *        `struct DLManagedTensorVersioned*` if it is #GTSTORAGE_DLPACK_VERSIONED; not NULL. Owned
+ *        by the library on success only (see **Ownership**).
+ * @param kind Which struct @p managed_tensor is, a ::gtstorage_dlpack_kind value.
+ * @param options Dims labels, halo and read-only flag (::gtstorage_dlpack_options); NULL = all
+ *        defaults. Read only during the call.
+ * @param[out] out Receives the new handle; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p managed_tensor or @p out is NULL, @p kind is
+ *         not a ::gtstorage_dlpack_kind, options->struct_size is not an accepted size, or the
+ *         tensor or an option is refused as listed above (ndim, shape, overlapping strides, dims,
+ *         halo, memory outside its allocation or of the wrong kind, a device_id that disagrees);
+ *         #GTSTORAGE_ERROR_UNSUPPORTED for a DLPack major version, dtype, broadcast stride or
+ *         device type the library does not take, as listed above;
+ *         #GTSTORAGE_ERROR_OVERFLOW if a stride in bytes or the tensor's span does not fit in
+ *         64 bits;
+ *         #GTSTORAGE_ERROR_NO_DEVICE (or #GTSTORAGE_ERROR_DRIVER_TOO_OLD) for device memory
+ *         without a usable device;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
  */
 GTSTORAGE_API int gtstorage_wrap_dlpack(void* managed_tensor, int32_t kind,
                                         const gtstorage_dlpack_options* options,
@@ -1203,25 +1713,72 @@ GTSTORAGE_API int gtstorage_wrap_dlpack(void* managed_tensor, int32_t kind,
  * DualView-style synchronization above). They carry #GTSTORAGE_DEPRECATED. */
 /** @{ */
 
-/** **Deprecated** (use gtstorage_sync_to(), gtstorage_modify(), gtstorage_need_sync(),
- *  gtstorage_mark_synchronized() or gtstorage_wait_stream(); see ::gtstorage_sync_op).
- *  Applies ::gtstorage_sync_op @p op with ::gtstorage_sync_flags @p flags; waits for completion.
+/**
+ * **Deprecated**: applies one synchronization operation and waits for its completion.
+ *
+ * Use gtstorage_sync_to(), gtstorage_modify(), gtstorage_need_sync(),
+ * gtstorage_mark_synchronized() or gtstorage_wait_stream() instead; ::gtstorage_sync_op names
+ * the replacement of each operation.
+ *
+ * @param handle The storage or view.
+ * @param op The operation, a ::gtstorage_sync_op value.
+ * @param flags A combination of ::gtstorage_sync_flags.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p op is not a ::gtstorage_sync_op or @p flags
+ *         has other bits;
+ *         #GTSTORAGE_ERROR_READONLY if a copy would write memory wrapped read-only;
+ *         #GTSTORAGE_ERROR_SYNC_CONFLICT if a side is marked modified while the other one is,
+ *         without #GTSTORAGE_SYNC_FLAG_FORCE;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
  */
 GTSTORAGE_API GTSTORAGE_DEPRECATED("see gtstorage_sync_op for the replacements") int gtstorage_sync(
     gtstorage_handle handle, int32_t op, uint32_t flags);
 
-/** **Deprecated** (use gtstorage_sync_to_async() or gtstorage_wait_stream()). Like
- *  gtstorage_sync() but enqueued on @p stream (0 = the storage's stream). */
+/**
+ * **Deprecated**: like gtstorage_sync() but a copy is only enqueued on a stream.
+ *
+ * Use gtstorage_sync_to_async() or gtstorage_wait_stream() instead.
+ *
+ * @param handle The storage or view.
+ * @param op The operation, a ::gtstorage_sync_op value.
+ * @param flags A combination of ::gtstorage_sync_flags.
+ * @param stream The stream (see "Host/device synchronization"); 0 = the storage's.
+ * @return As gtstorage_sync(), and #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p stream is one the
+ *         backend knows to be dead (the emulated device).
+ */
 GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_sync_to_async") int gtstorage_sync_async(
     gtstorage_handle handle, int32_t op, uint32_t flags, uint64_t stream);
 
-/** **Deprecated** (use gtstorage_sync_to()). Makes @p side current before computing on it
- *  (GDP-3 `acquire`). */
+/**
+ * **Deprecated**: makes a side current before computing on it (GDP-3 `acquire`).
+ *
+ * Use gtstorage_sync_to() instead.
+ *
+ * @param handle The storage or view.
+ * @param side The side to make current, a ::gtstorage_side.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p side is not a ::gtstorage_side;
+ *         #GTSTORAGE_ERROR_READONLY if @p side is memory wrapped read-only and would be written;
+ *         #GTSTORAGE_ERROR_DEVICE if the device runtime fails.
+ */
 GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_sync_to") int gtstorage_acquire(
     gtstorage_handle handle, int32_t side);
 
-/** **Deprecated** (use gtstorage_modify()). Marks @p side modified after computing on it
- *  (GDP-3 `touch`). */
+/**
+ * **Deprecated**: marks a side modified after computing on it (GDP-3 `touch`).
+ *
+ * Use gtstorage_modify() instead.
+ *
+ * @param handle The storage or view.
+ * @param side The side written, a ::gtstorage_side.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p side is not a ::gtstorage_side;
+ *         #GTSTORAGE_ERROR_SYNC_CONFLICT if the other side is already marked modified;
+ *         #GTSTORAGE_ERROR_DEVICE if waiting for work queued on the storage fails.
+ */
 GTSTORAGE_API GTSTORAGE_DEPRECATED("use gtstorage_modify") int gtstorage_touch(
     gtstorage_handle handle, int32_t side);
 
