@@ -30,8 +30,17 @@ extern "C" {
 /** @name Experimental: handles */
 /** @{ */
 
-/** Current reference count of @p handle in @p *out_count (a test and leak-hunting hook: the
- *  count can change at any time in a program with other threads). */
+/**
+ * Current reference count of a handle (a test and leak-hunting hook).
+ *
+ * The count can change at any time in a program with other threads.
+ *
+ * @param handle The storage or view.
+ * @param[out] out_count Receives the count; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out_count is NULL;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p handle is not a live handle.
+ */
 GTSTORAGE_API int gtstorage_refcount(gtstorage_handle handle, int64_t* out_count);
 
 /** @} */
@@ -41,10 +50,18 @@ GTSTORAGE_API int gtstorage_refcount(gtstorage_handle handle, int64_t* out_count
 /** @{ */
 
 /**
- * Selects the device backend: "cuda", "hip", "emulated" or "auto" (also read once from the
- * environment variable GTSTORAGE_DEVICE_BACKEND). Fails with #GTSTORAGE_ERROR_UNSUPPORTED for a
- * backend this build lacks. Only allowed while no device storage is alive. Meant for tests
- * (switching to the emulated device); a program sets the environment variable instead.
+ * Selects the device backend (a test hook).
+ *
+ * Also read once from the environment variable GTSTORAGE_DEVICE_BACKEND. Only allowed while no
+ * device storage is alive. Meant for tests (switching to the emulated device); a program sets the
+ * environment variable instead.
+ *
+ * @param name NUL-terminated, case-insensitive: "cuda", "hip", "emulated", "none" or "auto"; not
+ *        NULL.
+ * @return #GTSTORAGE_OK (also when @p name is the active backend, storages alive or not);
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p name is NULL or not a backend's name, or if
+ *         device storages of another backend are alive;
+ *         #GTSTORAGE_ERROR_UNSUPPORTED for a backend this build lacks.
  */
 GTSTORAGE_API int gtstorage_set_device_backend(const char* name);
 
@@ -54,9 +71,15 @@ GTSTORAGE_API int gtstorage_set_device_backend(const char* name);
 /** @name Experimental: statistics */
 /** @{ */
 
-/** Resets the global transfer counters and the pools' hits, misses, evictions and high-water
- *  marks (live counts and held bytes are not counters and are kept). Process-wide: it races
- *  with any other thread that reads the counters. */
+/**
+ * Resets the global transfer counters and the pools' hits, misses, evictions and high-water
+ * marks.
+ *
+ * Live counts and held bytes are not counters and are kept. Process-wide: it races with any other
+ * thread that reads the counters.
+ *
+ * @return #GTSTORAGE_OK (it has no failure of its own).
+ */
 GTSTORAGE_API int gtstorage_reset_transfer_stats(void);
 
 /** @} */

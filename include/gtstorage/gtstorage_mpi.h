@@ -25,6 +25,9 @@
  * string), never an abort. Everything else follows gtstorage.h: every function returns a status,
  * gtstorage_last_error() holds the calling thread's message, structs begin with `struct_size`
  * and have `*_INIT` macros, handles are generation-checked 64-bit integers (0 is never valid).
+ * Each function's `@return` lists its own statuses; #GTSTORAGE_ERROR_OUT_OF_MEMORY and
+ * #GTSTORAGE_ERROR_INTERNAL, which any function can return, are said once in gtstorage.h
+ * (@ref gtstorage_common_statuses).
  *
  * **Collective calls.** gtstorage_decomp_create() and gtstorage_exchange_create() are
  * collective over the communicator: every process calls them, in the same order. They check
@@ -93,8 +96,13 @@ extern "C" {
 /** @name Version and limits */
 /** @{ */
 
-/** Version of the loaded libgtstorage_mpi, encoded like #GTSTORAGE_VERSION_NUMBER (the
- *  component has the version of the core library it was built with). */
+/**
+ * Version of the loaded libgtstorage_mpi, encoded like #GTSTORAGE_VERSION_NUMBER.
+ *
+ * The component has the version of the core library it was built with.
+ *
+ * @return MAJOR * 10000 + MINOR * 100 + PATCH (not a status; never fails).
+ */
 GTSTORAGE_API uint32_t gtstorage_mpi_version(void);
 
 /** Largest number of decomposed dims (I, J, K). */
@@ -139,30 +147,66 @@ typedef struct gtstorage_decomp_options {
 #define GTSTORAGE_DECOMP_OPTIONS_INIT \
   { sizeof(gtstorage_decomp_options), 2, GTSTORAGE_MPI_COMM_UNSET, NULL, NULL, NULL, 0, 0 }
 
-/** As gtstorage_create_options_init_sized(), for ::gtstorage_decomp_options and the defaults of
- *  #GTSTORAGE_DECOMP_OPTIONS_INIT. */
+/**
+ * Writes the defaults of #GTSTORAGE_DECOMP_OPTIONS_INIT into an options struct of a given size.
+ *
+ * As gtstorage_create_options_init_sized(), for ::gtstorage_decomp_options.
+ *
+ * @param options The struct to initialize; not NULL.
+ * @param struct_size Its size in bytes (pass `sizeof *options`): a size
+ *        ::gtstorage_decomp_options had in a released version or this one.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options is NULL or @p struct_size is not such a
+ *         size (nothing is written then).
+ */
 GTSTORAGE_API int gtstorage_decomp_options_init_sized(gtstorage_decomp_options* options,
                                                       size_t struct_size);
 
 /**
- * Creates the Cartesian process grid of @p options over a duplicate of its communicator.
+ * Creates the Cartesian process grid of a decomposition over a duplicate of a communicator.
+ *
  * **Collective** (see "Collective calls" above: ndim, dims, proc_dims, periodic and reorder must
- * be the same on every process). Refused when MPI is not initialized or already finalized
- * (#GTSTORAGE_ERROR_COMMUNICATION), when the communicator is an intercommunicator, or when the
- * product of the process counts is not the number of processes (#GTSTORAGE_ERROR_INVALID_ARGUMENT
- * on every process, overflow-checked). A process whose `comm` is not a valid communicator returns
- * #GTSTORAGE_ERROR_INVALID_ARGUMENT at once, the others #GTSTORAGE_ERROR_COMMUNICATION at the
- * deadline.
- * @return #GTSTORAGE_OK with a handle in @p *out (reference count 1).
+ * be the same on every process). A process whose @p options cannot be read returns at once, the
+ * others #GTSTORAGE_ERROR_COMMUNICATION at the deadline.
+ *
+ * @param options The grid (see ::gtstorage_decomp_options); not NULL. Read only during the call.
+ * @param[out] out Receives the new handle, with reference count 1; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options is NULL or options->struct_size is not
+ *         an accepted size (at once), or, on every process: @p out is NULL, `reserved` is not 0,
+ *         ndim is not 1 … 3, dims are malformed, a process count is negative, the product of the
+ *         process counts is not the number of processes (overflow-checked), `comm` is not a
+ *         valid communicator (that process returns at once) or an intercommunicator, the
+ *         arguments that describe the grid differ between processes, or
+ *         GTSTORAGE_MPI_AGREE_TIMEOUT is not a number of seconds;
+ *         #GTSTORAGE_ERROR_COMMUNICATION if MPI is not initialized or already finalized, an MPI
+ *         call fails, another process failed (the message names it) or not every process joined
+ *         before the deadline.
  */
 GTSTORAGE_API int gtstorage_decomp_create(const gtstorage_decomp_options* options,
                                           gtstorage_decomp* out);
 
-/** Adds a reference to @p decomp. */
+/**
+ * Adds a reference to a decomposition.
+ *
+ * @param decomp The decomposition.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p decomp is 0, was never issued or was released;
+ *         #GTSTORAGE_ERROR_OVERFLOW if @p decomp already has 2^32 - 1 references.
+ */
 GTSTORAGE_API int gtstorage_decomp_retain(gtstorage_decomp decomp);
 
-/** Drops a reference; the grid's communicator is freed when the last reference goes (exchanges
- *  created from it hold one each). */
+/**
+ * Drops a reference to a decomposition.
+ *
+ * The grid's communicator is freed when the last reference goes (exchanges created from it hold
+ * one each).
+ *
+ * @param decomp The decomposition.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p decomp is 0, was never issued or was already
+ *         released.
+ */
 GTSTORAGE_API int gtstorage_decomp_release(gtstorage_decomp decomp);
 
 /** What a decomposition is, as seen by the calling process. */
@@ -189,15 +233,37 @@ typedef struct gtstorage_decomp_info {
 #define GTSTORAGE_DECOMP_INFO_INIT \
   { sizeof(gtstorage_decomp_info), 0, 0, 0, {0}, {0}, {0}, 0, {{0}}, {{0}}, 0 }
 
-/** Describes @p decomp in @p out (whose struct_size the caller sets). */
+/**
+ * Describes a decomposition as seen by the calling process.
+ *
+ * @param decomp The decomposition.
+ * @param[out] out Receives the description, up to the struct_size the caller set; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL or out->struct_size is not an
+ *         accepted size;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p decomp is not a live handle.
+ */
 GTSTORAGE_API int gtstorage_decomp_get_info(gtstorage_decomp decomp, gtstorage_decomp_info* out);
 
 /**
- * The block of a global domain that process @p rank (-1 = the calling one) owns: for the @p n
- * (= ndim) global extents @p global_shape of the decomposed dims, in grid order, writes the first
- * global index (@p out_offset) and the extent (@p out_extent) of its block per dim. A dim of N
- * points over p processes gives N / p points to each and one more to the first N % p (uneven
- * splits are fine; an extent 0 is refused: every process must own at least one point).
+ * The block of a global domain that a process owns, per decomposed dim.
+ *
+ * A dim of N points over p processes gives N / p points to each and one more to the first N % p
+ * (uneven splits are fine). Not collective.
+ *
+ * @param decomp The decomposition.
+ * @param rank The process, a rank of the grid's communicator; -1 = the calling one.
+ * @param global_shape @p n global extents in elements, of the decomposed dims in grid order;
+ *        not NULL.
+ * @param n Number of entries of @p global_shape, @p out_offset and @p out_extent: the ndim of
+ *        @p decomp.
+ * @param[out] out_offset Receives @p n first global indices of the block; not NULL.
+ * @param[out] out_extent Receives @p n extents of the block in elements; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p decomp is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p n is not the ndim of @p decomp, a pointer is
+ *         NULL, @p rank is out of range, or a global extent is smaller than its number of
+ *         processes (every process must own at least one point).
  */
 GTSTORAGE_API int gtstorage_decomp_local_extent(gtstorage_decomp decomp, int32_t rank,
                                                 const int64_t* global_shape, uint32_t n,
@@ -277,25 +343,60 @@ typedef struct gtstorage_exchange_options {
         GTSTORAGE_EXCHANGE_SIDE_CURRENT, GTSTORAGE_GPU_AWARE_AUTO                                 \
   }
 
-/** As gtstorage_create_options_init_sized(), for ::gtstorage_exchange_options. */
+/**
+ * Writes the defaults of #GTSTORAGE_EXCHANGE_OPTIONS_INIT into an options struct of a given size.
+ *
+ * As gtstorage_create_options_init_sized(), for ::gtstorage_exchange_options.
+ *
+ * @param options The struct to initialize; not NULL.
+ * @param struct_size Its size in bytes (pass `sizeof *options`): a size
+ *        ::gtstorage_exchange_options had in a released version or this one.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p options is NULL or @p struct_size is not such a
+ *         size (nothing is written then).
+ */
 GTSTORAGE_API int gtstorage_exchange_options_init_sized(gtstorage_exchange_options* options,
                                                         size_t struct_size);
 
 /**
- * Binds a persistent exchange of the halos of @p nfields storages over @p decomp (1 … 4096 fields;
- * @p options may be NULL for the defaults). **Collective** (see "Collective calls" above:
- * `pattern` and @p nfields must be the same on every process; a process whose @p decomp is not a
- * valid handle returns at once, the others at the deadline). Each field must be a storage or view
- * whose dims labels include every decomposed dim and that is not read-only; its halo on each
- * side of a decomposed dim must be at least the width exchanged there, and its interior extent
- * at least the widths (a neighbour's neighbour is never needed). Fields may differ in every
- * other respect. Neighbouring processes must agree, field by field, on the dtype, the layout
- * (stride order), the extents of the regions they exchange (the interior extents of the dims
- * along the shared face) and whether the field has device memory: this is checked with the
- * neighbours, and a mismatch fails on every process with a message naming the field, the
- * direction and both shapes. Each field is retained (gtstorage_retain()) until the exchange is
- * released, so releasing a field's handle while it is bound is safe.
- * @return #GTSTORAGE_OK with a handle in @p *out.
+ * Binds a persistent exchange of the halos of storages over a decomposition.
+ *
+ * **Collective** (see "Collective calls" above: `pattern` and @p nfields must be the same on
+ * every process; a process whose @p decomp is not a valid handle returns at once, the others at
+ * the deadline). Each field must be a storage or view whose dims labels include every decomposed
+ * dim and that is not read-only; its halo on each side of a decomposed dim must be at least the
+ * width exchanged there, and its interior extent at least the widths (a neighbour's neighbour is
+ * never needed). Fields may differ in every other respect. Neighbouring processes must agree,
+ * field by field, on the dtype, the layout (stride order), the extents of the regions they
+ * exchange (the interior extents of the dims along the shared face) and whether the field has
+ * device memory: this is checked with the neighbours, and a mismatch fails on every process with
+ * a message naming the field, the direction and both shapes.
+ *
+ * @param decomp The decomposition (the exchange holds a reference to it).
+ * @param fields @p nfields storage or view handles; not NULL. Each is retained
+ *        (gtstorage_retain()) until the exchange is released, so releasing a field's handle while
+ *        it is bound is safe.
+ * @param nfields Number of fields, 1 … 4096.
+ * @param options The exchange (see ::gtstorage_exchange_options); NULL = the defaults. Read only
+ *        during the call.
+ * @param[out] out Receives the new handle, with reference count 1; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p decomp is not a live handle (at once), or a field
+ *         is not one;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out or @p fields is NULL, @p nfields is out of
+ *         range, options->struct_size is not an accepted size, `reserved` is not 0, `pattern`,
+ *         `method`, `side` or `gpu_aware` is not a value of its enum, a width or a field does not
+ *         fit as said above, neighbours disagree on a field's dtype, layout or device memory,
+ *         `pattern` or @p nfields differ between processes, or GTSTORAGE_MPI_AGREE_TIMEOUT or
+ *         GTSTORAGE_MPI_GPU_AWARE has a bad value;
+ *         #GTSTORAGE_ERROR_READONLY if a field is read-only;
+ *         #GTSTORAGE_ERROR_SHAPE_MISMATCH if neighbours disagree on the extents of a region;
+ *         #GTSTORAGE_ERROR_UNSUPPORTED if a region is too large for an MPI count (an `int`);
+ *         #GTSTORAGE_ERROR_COMMUNICATION if MPI is not initialized or already finalized, the
+ *         decomposition was left behind by a deadline, an MPI call fails, another process failed
+ *         or not every process joined before the deadline;
+ *         and the statuses of the libgtstorage calls that build it (gtstorage_create() of the
+ *         pack buffers, gtstorage_wrap(), gtstorage_slice()), e.g. #GTSTORAGE_ERROR_DEVICE.
  */
 GTSTORAGE_API int gtstorage_exchange_create(gtstorage_decomp decomp, const gtstorage_handle* fields,
                                             uint32_t nfields,
@@ -303,31 +404,79 @@ GTSTORAGE_API int gtstorage_exchange_create(gtstorage_decomp decomp, const gtsto
                                             gtstorage_exchange* out);
 
 /**
- * Starts one exchange: picks each field's side from its sync state (see
- * ::gtstorage_exchange_side; a conflict fails here, before anything is posted), packs what is
- * packed (on the device for device halos, on the field's stream), and posts every receive and
- * send. Returns without waiting for the neighbours. Starting an exchange that is in flight is
- * #GTSTORAGE_ERROR_INVALID_ARGUMENT. Between start and wait, the halos of the bound fields and
- * the interior points next to them must not be written.
+ * Starts one exchange: packs what is packed and posts every receive and send.
+ *
+ * Picks each field's side from its sync state (see ::gtstorage_exchange_side; a conflict fails
+ * here, before anything is posted), packs (on the device for device halos, on the field's
+ * stream), and posts every receive and send. Returns without waiting for the neighbours. Between
+ * start and wait, the halos of the bound fields and the interior points next to them must not be
+ * written.
+ *
+ * @param exchange The exchange.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p exchange is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if the exchange is in flight already;
+ *         #GTSTORAGE_ERROR_SYNC_CONFLICT if a field's other side than the one the exchange is
+ *         bound to is modified (nothing is sent);
+ *         #GTSTORAGE_ERROR_COMMUNICATION if an MPI call fails;
+ *         #GTSTORAGE_ERROR_DEVICE if packing on the device fails.
  */
 GTSTORAGE_API int gtstorage_exchange_start(gtstorage_exchange exchange);
 
 /**
- * Completes the exchange gtstorage_exchange_start() began: waits for every message, unpacks, and
- * marks the exchanged side of each field modified (gtstorage_modify(): a mirror's other side is
- * then stale, as after any write). Device halos are in place when it returns.
+ * Completes the exchange gtstorage_exchange_start() began.
+ *
+ * Waits for every message, unpacks, and marks the exchanged side of each field modified
+ * (gtstorage_modify(): a mirror's other side is then stale, as after any write). Device halos are
+ * in place when it returns.
+ *
+ * @param exchange The exchange.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p exchange is not a live handle;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if the exchange is not in flight;
+ *         #GTSTORAGE_ERROR_COMMUNICATION if an MPI call fails (the exchange is then no longer in
+ *         flight);
+ *         #GTSTORAGE_ERROR_SYNC_CONFLICT if a field's other side was marked modified meanwhile;
+ *         #GTSTORAGE_ERROR_DEVICE if unpacking on the device fails.
  */
 GTSTORAGE_API int gtstorage_exchange_wait(gtstorage_exchange exchange);
 
-/** Non-blocking wait: if every message has arrived, completes the exchange as
- *  gtstorage_exchange_wait() and sets @p *out_done to 1, else sets it to 0. */
+/**
+ * Non-blocking wait: completes the exchange if every message has arrived.
+ *
+ * If every message has arrived, completes the exchange as gtstorage_exchange_wait() does.
+ *
+ * @param exchange The exchange.
+ * @param[out] out_done Receives 1 if the exchange was completed, else 0; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out_done is NULL or the exchange is not in
+ *         flight;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p exchange is not a live handle;
+ *         otherwise the statuses of gtstorage_exchange_wait().
+ */
 GTSTORAGE_API int gtstorage_exchange_test(gtstorage_exchange exchange, int32_t* out_done);
 
-/** gtstorage_exchange_start() then gtstorage_exchange_wait(). */
+/**
+ * One whole exchange: gtstorage_exchange_start() then gtstorage_exchange_wait().
+ *
+ * @param exchange The exchange.
+ * @return #GTSTORAGE_OK; the statuses of gtstorage_exchange_start() and
+ *         gtstorage_exchange_wait().
+ */
 GTSTORAGE_API int gtstorage_exchange_run(gtstorage_exchange exchange);
 
-/** Releases an exchange: completes it first if it is in flight, then frees its requests,
- *  datatypes and buffers and releases its fields and decomposition. */
+/**
+ * Releases an exchange.
+ *
+ * Completes it first if it is in flight, then frees its requests, datatypes and buffers and
+ * releases its fields and decomposition.
+ *
+ * @param exchange The exchange.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p exchange is not a live handle;
+ *         the statuses of gtstorage_exchange_wait() if completing an exchange in flight fails
+ *         (it is released all the same).
+ */
 GTSTORAGE_API int gtstorage_exchange_release(gtstorage_exchange exchange);
 
 /** What an exchange does per step, as built on the calling process. */
@@ -355,13 +504,30 @@ typedef struct gtstorage_exchange_info {
 #define GTSTORAGE_EXCHANGE_INFO_INIT \
   { sizeof(gtstorage_exchange_info), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
-/** Describes @p exchange in @p out (whose struct_size the caller sets). */
+/**
+ * Describes what an exchange does per step, as built on the calling process.
+ *
+ * @param exchange The exchange.
+ * @param[out] out Receives the description, up to the struct_size the caller set; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out is NULL or out->struct_size is not an
+ *         accepted size;
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p exchange is not a live handle.
+ */
 GTSTORAGE_API int gtstorage_exchange_get_info(gtstorage_exchange exchange,
                                               gtstorage_exchange_info* out);
 
-/** 1 in @p *out_aware if this MPI passes device memory (`MPIX_Query_cuda_support()` where the MPI
- *  has it, else 0), unless GTSTORAGE_MPI_GPU_AWARE=0 or 1 says otherwise. Needs MPI initialized
- *  only for the query itself. */
+/**
+ * Whether this MPI passes device memory.
+ *
+ * `MPIX_Query_cuda_support()` where the MPI has it, else 0, unless the environment variable
+ * GTSTORAGE_MPI_GPU_AWARE=0 or 1 says otherwise. Needs MPI initialized only for the query itself.
+ *
+ * @param[out] out_aware Receives 1 if device memory is passed to MPI, else 0; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out_aware is NULL or GTSTORAGE_MPI_GPU_AWARE is
+ *         set to something other than 0 or 1.
+ */
 GTSTORAGE_API int gtstorage_mpi_gpu_aware(int32_t* out_aware);
 
 /** @} */

@@ -24,7 +24,9 @@
  * is #GTSTORAGE_ERROR_PYTHON (or the status of a gtstorage exception, or
  * #GTSTORAGE_ERROR_INVALID_ARGUMENT for an argument that does not match the function's
  * declaration); its message names the function, the exception type, its text and the innermost
- * traceback frame. The interpreter stays usable after any failure.
+ * traceback frame. The interpreter stays usable after any failure. Each function's `@return`
+ * lists its own statuses; #GTSTORAGE_ERROR_OUT_OF_MEMORY and #GTSTORAGE_ERROR_INTERNAL, which any
+ * function can return, are said once in gtstorage.h (@ref gtstorage_common_statuses).
  *
  * Threads: any thread may call; each call takes the GIL and gives it back before returning, so
  * calls from an OpenMP region run one at a time, in some order. No function here aborts or exits.
@@ -74,29 +76,55 @@ typedef struct gtstorage_python_options {
   { sizeof(gtstorage_python_options), 0, NULL, NULL, NULL, 1, 0 }
 
 /**
- * Starts the interpreter, or attaches to the one running in the process. @p options may be NULL
- * (the defaults). A second call while initialized does nothing and returns #GTSTORAGE_OK (its
- * options are ignored, except `sys_path`, whose directories are added). After
- * gtstorage_python_finalize() the interpreter this library started cannot be started again
- * (extension modules such as NumPy do not survive a restart): #GTSTORAGE_ERROR_UNSUPPORTED. A
- * Python that cannot start (a wrong `python_home`, a broken installation) gives
- * #GTSTORAGE_ERROR_PYTHON with Python's own reason, and the process goes on.
+ * Starts the Python interpreter, or attaches to the one running in the process.
+ *
+ * A second call while initialized does nothing and returns #GTSTORAGE_OK (its options are
+ * ignored, except `sys_path`, whose directories are added). After gtstorage_python_finalize() the
+ * interpreter this library started cannot be started again (extension modules such as NumPy do
+ * not survive a restart). A Python that cannot start (a wrong `python_home`, a broken
+ * installation) gives #GTSTORAGE_ERROR_PYTHON with Python's own reason, and the process goes on.
+ *
+ * @param options Where Python and its modules are (see ::gtstorage_python_options); NULL = the
+ *        defaults. Read only during the call.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if options->struct_size is not an accepted size,
+ *         `reserved` is not 0, or `python_home` or `virtual_env` is not a directory, not a virtual
+ *         environment or one of another Python version;
+ *         #GTSTORAGE_ERROR_UNSUPPORTED after gtstorage_python_finalize() finalized the
+ *         interpreter this library started;
+ *         #GTSTORAGE_ERROR_PYTHON if the interpreter cannot start (also on every later call once
+ *         it failed), the process already runs another Python version, or a `sys_path` entry
+ *         cannot be added.
  */
 GTSTORAGE_API int gtstorage_python_init(const gtstorage_python_options* options);
 
 /**
- * Releases every function handle and, when this library started the interpreter, finalizes it
- * (from the thread that started it, else #GTSTORAGE_ERROR_INVALID_ARGUMENT). When it attached,
- * the interpreter keeps running. Calling it is optional: a process may exit with the
- * interpreter running. Without an interpreter it does nothing.
+ * Releases every function handle and, when this library started the interpreter, finalizes it.
+ *
+ * When it attached, the interpreter keeps running. Calling it is optional: a process may exit
+ * with the interpreter running. Without an interpreter it does nothing.
+ *
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if the interpreter this library started is finalized
+ *         from another thread than the one that started it (nothing is done then).
  */
 GTSTORAGE_API int gtstorage_python_finalize(void);
 
-/** Non-zero in @p out_state while the interpreter is usable by this library: 1 started here,
- *  2 attached, 0 not initialized or finalized. */
+/**
+ * Whether the interpreter is usable by this library, and how it got there.
+ *
+ * @param[out] out_state Receives 1 (started here) or 2 (attached) while the interpreter is
+ *        usable, 0 if it is not initialized or was finalized; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out_state is NULL.
+ */
 GTSTORAGE_API int gtstorage_python_state(int32_t* out_state);
 
-/** The Python this library was built with, as "3.12.1 (/path/to/prefix)"; never NULL. */
+/**
+ * The Python this library was built with.
+ *
+ * @return A static string "3.12.1 (/path/to/prefix)" (not a status; never NULL; do not free).
+ */
 GTSTORAGE_API const char* gtstorage_python_build_python(void);
 
 /** @} */
@@ -110,16 +138,33 @@ GTSTORAGE_API const char* gtstorage_python_build_python(void);
 typedef uint64_t gtstorage_python_function;
 
 /**
- * Imports the module of @p target (`"package.module:function"`, or `"module:Class.attribute"`)
- * and looks the function up, once: calls through the handle do no import and no lookup. A
- * function decorated with `gtstorage.bridge.export` declares its arguments; any other callable
- * gets every storage as a NumPy (host) or CuPy (device) view. Errors: a malformed target
- * (#GTSTORAGE_ERROR_INVALID_ARGUMENT), a module that cannot be imported or a missing attribute
- * (#GTSTORAGE_ERROR_PYTHON, with the exception).
+ * Imports a module and looks a function up once, into a function handle.
+ *
+ * Calls through the handle do no import and no lookup. A function decorated with
+ * `gtstorage.bridge.export` declares its arguments; any other callable gets every storage as a
+ * NumPy (host) or CuPy (device) view.
+ *
+ * @param target NUL-terminated `"package.module:function"` or `"module:Class.attribute"`; not
+ *        NULL.
+ * @param[out] out Receives the handle (release it with gtstorage_python_release_function()); 0
+ *        when the call fails; not NULL.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p out or @p target is NULL, @p target is
+ *         malformed, or gtstorage.bridge refuses the function's declaration;
+ *         #GTSTORAGE_ERROR_PYTHON if the interpreter is not running, the module cannot be
+ *         imported or an attribute is missing (the message has the exception).
  */
 GTSTORAGE_API int gtstorage_python_resolve(const char* target, gtstorage_python_function* out);
 
-/** Forgets a function handle (and the views it cached). */
+/**
+ * Forgets a function handle (and the views it cached).
+ *
+ * @param fn The function handle.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_PYTHON if the interpreter is not running (gtstorage_python_finalize()
+ *         has released every handle);
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p fn is 0, was never issued or was released.
+ */
 GTSTORAGE_API int gtstorage_python_release_function(gtstorage_python_function fn);
 
 /** Kind of a named scalar argument (::gtstorage_python_arg). */
@@ -141,10 +186,9 @@ typedef struct gtstorage_python_arg {
 } gtstorage_python_arg;
 
 /**
- * Calls @p fn with the storages @p storages[0 … nstorages-1] as its positional
- * arguments, in order, and the named scalars @p args[0 … nargs-1] as keyword arguments. Each
- * storage is referenced for the duration of the call (a released handle is
- * #GTSTORAGE_ERROR_INVALID_HANDLE naming its position). What Python receives is what the
+ * Calls a resolved Python function with storages and named scalars.
+ *
+ * Each storage is referenced for the duration of the call. What Python receives is what the
  * function declared; views made for a handle are cached with the function and reused while the
  * same handle comes back at the same position. The views are valid during the call: Python
  * code that keeps one longer must hold a storage (`gtstorage.Storage.from_handle`).
@@ -152,7 +196,26 @@ typedef struct gtstorage_python_arg {
  * A storage with a device side is made current on the side the function declared (host or
  * device) before the call and marked modified there unless declared read-only; device work in
  * Python is ordered after the storage's stream (gtstorage_set_stream()), without a device-wide
- * synchronization. @p flags must be 0.
+ * synchronization.
+ *
+ * @param fn The function handle (gtstorage_python_resolve()).
+ * @param storages @p nstorages storage or view handles, the positional arguments in order; may
+ *        be NULL when @p nstorages is 0.
+ * @param nstorages Number of entries of @p storages.
+ * @param args @p nargs named scalars (::gtstorage_python_arg), the keyword arguments; may be NULL
+ *        when @p nargs is 0. Read only during the call.
+ * @param nargs Number of entries of @p args.
+ * @param flags Must be 0.
+ * @return #GTSTORAGE_OK;
+ *         #GTSTORAGE_ERROR_PYTHON if the interpreter is not running or the function raised (the
+ *         message names the function, the exception and the innermost traceback frame);
+ *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p fn is not a live function handle, or a storage
+ *         is not a live handle (the message names its position);
+ *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if @p flags is not 0, @p storages or @p args is NULL
+ *         with a count above 0, an argument is malformed (an empty name, reserved not 0, a kind
+ *         that is not a ::gtstorage_python_arg_kind, a NULL string), or an argument does not
+ *         match the function's declaration;
+ *         the status of a gtstorage exception the function raised (e.g. making a side current).
  */
 GTSTORAGE_API int gtstorage_python_call(gtstorage_python_function fn,
                                         const gtstorage_handle* storages, uint32_t nstorages,
