@@ -5,7 +5,7 @@
 #      (C API tests, ABI checks, installed-tree consumer, CLI/examples, docs, Fortran, the
 #      halo exchange of libgtstorage_mpi under mpiexec on 1-6 processes, ...)
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build without CUDA: the CTest suite again,
-#      the simgpu device suite included (tests labelled "python" excluded: an uninstrumented
+#      the emulated device suite included (tests labelled "python" excluded: an uninstrumented
 #      interpreter cannot load the library; the MPI exchange on 1 and 4 processes only, the
 #      normal suite runs every count)
 #   3. the Python binding's tests (tests/python/run.sh, when present: the wheel built from the
@@ -18,7 +18,7 @@
 #      they need; CTest label "bridge", which the CTest runs of steps 1 and 2 skip)
 #   4. HIP backend build (Debian's hipcc) and the device tests against it
 #   5. ThreadSanitizer build: the C thread and pool tests and the device suite on the simulated
-#      CUDA runtime (ctest -L simgpu)
+#      CUDA runtime (ctest -L emulated)
 #   6. clang-tidy on src/ (tools/run-clang-tidy.sh, the checks of .clang-tidy, zero findings);
 #      the clang-format check is the CTest test lint.format of step 1
 #   7. the libFuzzer target over the C ABI (tools/fuzz.sh: tests/fuzz/fuzz_capi.cpp built with
@@ -126,10 +126,10 @@ tsan_build_and_tests() {
   cmake -S "$GTS_REPO" -B "$tsan_build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 -DGTSTORAGE_SANITIZE=thread \
     -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF -DGTSTORAGE_BUILD_BENCH=OFF &&
-    cmake --build "$tsan_build" -j "$GTS_JOBS" --target test_threads test_sim_runtime \
-      test_sim_backend test_sim_storage test_sim_error_sweep test_sim_interop_streams \
+    cmake --build "$tsan_build" -j "$GTS_JOBS" --target test_threads test_emulated_runtime \
+      test_emulated_backend test_emulated_storage test_emulated_error_sweep test_emulated_interop_streams \
       test_sync_state_machine test_device_backends test_dlpack_import test_edge_shapes \
-      test_alignment_gt4py test_pools test_copy_sides test_sim_queued_work \
+      test_alignment_gt4py test_pools test_copy_sides test_emulated_queued_work \
       test_campaign_findings || return 1
   # GCC 12's TSan runtime does not expect the address-space layout of kernels with high mmap
   # randomization; without ASLR (where the sandbox allows it) it runs on any of them.
@@ -140,7 +140,7 @@ tsan_build_and_tests() {
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=1 \
     run_ctest "$tsan_build" -R '^c\.test_(threads|pools)$' &&
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=1 \
-      run_ctest "$tsan_build" -L simgpu
+      run_ctest "$tsan_build" -L emulated
 }
 # The Python package as users get it: tests/python/run.sh builds the wheel from the repository
 # root (one build, reused by its NumPy 2.x and Debian NumPy 1.24 passes) and tests it installed.

@@ -126,7 +126,7 @@ export GTSTORAGE_TEST_REQUIRE_GPU=1
 devt=$build/tests/internal/device/test_device_backends
 ssm=$build/tests/sync/test_sync_state_machine
 checks=$build/tests/gpu/test_gpu_checks
-# The label exactly: a regex "gpu" would take the simulated runtime's "simgpu" tests too.
+# The label exactly: a regex "gpu" would take the simulated runtime's "emulated" tests too.
 step ctest_gpu 150 ctest --test-dir "$build" -L '^gpu$' -V --timeout 140
 grep -q "running the functional suite" "$out/ctest_gpu.log" ||
   { rows+=("| ctest_gpu | FAILED | | the CUDA functional suite did not run |"); failed+=(functional_suite); }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Broken orderings the simulated CUDA runtime must catch (issue 7, "Done when"): each mutation
-# below removes one wait or barrier from a copy of the source tree, builds only the simgpu test
+# below removes one wait or barrier from a copy of the source tree, builds only the emulated test
 # that must catch it, runs it and checks that it FAILS with the expected message. The unmutated
 # copy is built and run first and must pass. Exit 0 when every mutation is caught, 1 otherwise.
 # The working tree itself is never modified.
@@ -10,21 +10,21 @@
 #   (src/) and its build (build/); an existing WORK_DIR is reused, so a second run only
 #   rebuilds what the mutations touch.
 # Environment: JOBS (default 2); ONLY=<name> runs one mutation.
-# Takes about 4 minutes on 2 cores from scratch (a configure and a build of three simgpu tests,
+# Takes about 4 minutes on 2 cores from scratch (a configure and a build of three emulated tests,
 # then one or two translation units per mutation), which is why it is a tool and not a CTest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/script-lib.sh"
 
 # name | file | sed script | target | expected output (extended regex) | what is removed
 mutations=(
-  "destructor-wait|src/storage/buffer_set.cpp|/^buffer_set::~buffer_set() {/,/^}/ s/if (has_pending()) release_after_pending();/if (false \&\& has_pending()) release_after_pending();/|test_sim_storage|elements came from the buffer after its owner reused it|buffer_set's destructor no longer waits for a pending asynchronous sync"
-  "async-copy-pending|src/storage/storage.cpp|/^void storage::copy_sides/,/^}/ s/if (queued) {/if (false \&\& queued) {/|test_sim_queued_work|lost its zeros to the queued copy|an asynchronous copy_sides leaves no pending event on the buffer sets it touches (issue 23, F6)"
-  "keep-pending|src/storage/storage.cpp|/^bool keepable/,/^}/ s/ \&\& !b.has_pending()//|test_sim_queued_work|zeros were overwritten|a small storage with an asynchronous copy still queued into it is kept for the next create on its thread"
-  "failed-copy-drain|src/storage/storage.cpp|s/device::enqueue_or_drain(be, stream, \[\&\] { be.copy_strided(to, from, dir, stream); });/be.copy_strided(to, from, dir, stream);/|test_sim_queued_work|returned with work still queued|a copy that fails part-way returns with its first runtime copies still queued into the caller's array or the staging buffer"
-  "sync-every-device|src/device/gpu/gpu_backend.inl|/^  void synchronize(uint64_t stream) override {/,/^  }/ s/if (!first) first = std::current_exception();/throw;/|test_sim_queued_work|operations still queued at the return|a wait for a default stream stops at the first failed device and skips the others' queued work"
-  "unified-stream-wait|src/storage/storage.cpp|/^void wait_for_device_work/,/^}/ {/b.backend->synchronize(s.stream);/d}|test_sim_storage|the host read did not wait for the stream|host access to unified memory no longer waits for the storage's stream"
-  "cross-device-drain|src/device/gpu/gpu_backend.inl|/const drain_on_error drain(dst_stream.get());/d|test_sim_error_sweep|memcheck: cudaMemcpy(2D)?Async: source \(when it ran\)|a failed cross-device copy no longer waits for the destination stream before freeing the packed source"
-  "transpose-barrier|src/device/gpu/gpu_backend.inl|/transpose_load<T>(d, src, sd, p, threadIdx.x, threadIdx.y, buf);/{n;/__syncthreads();/d}|test_sim_backend|CHECK failed|the transpose kernel's barrier between loading and storing a tile is gone"
+  "destructor-wait|src/storage/buffer_set.cpp|/^buffer_set::~buffer_set() {/,/^}/ s/if (has_pending()) release_after_pending();/if (false \&\& has_pending()) release_after_pending();/|test_emulated_storage|elements came from the buffer after its owner reused it|buffer_set's destructor no longer waits for a pending asynchronous sync"
+  "async-copy-pending|src/storage/storage.cpp|/^void storage::copy_sides/,/^}/ s/if (queued) {/if (false \&\& queued) {/|test_emulated_queued_work|lost its zeros to the queued copy|an asynchronous copy_sides leaves no pending event on the buffer sets it touches (issue 23, F6)"
+  "keep-pending|src/storage/storage.cpp|/^bool keepable/,/^}/ s/ \&\& !b.has_pending()//|test_emulated_queued_work|zeros were overwritten|a small storage with an asynchronous copy still queued into it is kept for the next create on its thread"
+  "failed-copy-drain|src/storage/storage.cpp|s/device::enqueue_or_drain(be, stream, \[\&\] { be.copy_strided(to, from, dir, stream); });/be.copy_strided(to, from, dir, stream);/|test_emulated_queued_work|returned with work still queued|a copy that fails part-way returns with its first runtime copies still queued into the caller's array or the staging buffer"
+  "sync-every-device|src/device/gpu/gpu_backend.inl|/^  void synchronize(uint64_t stream) override {/,/^  }/ s/if (!first) first = std::current_exception();/throw;/|test_emulated_queued_work|operations still queued at the return|a wait for a default stream stops at the first failed device and skips the others' queued work"
+  "unified-stream-wait|src/storage/storage.cpp|/^void wait_for_device_work/,/^}/ {/b.backend->synchronize(s.stream);/d}|test_emulated_storage|the host read did not wait for the stream|host access to unified memory no longer waits for the storage's stream"
+  "cross-device-drain|src/device/gpu/gpu_backend.inl|/const drain_on_error drain(dst_stream.get());/d|test_emulated_error_sweep|memcheck: cudaMemcpy(2D)?Async: source \(when it ran\)|a failed cross-device copy no longer waits for the destination stream before freeing the packed source"
+  "transpose-barrier|src/device/gpu/gpu_backend.inl|/transpose_load<T>(d, src, sd, p, threadIdx.x, threadIdx.y, buf);/{n;/__syncthreads();/d}|test_emulated_backend|CHECK failed|the transpose kernel's barrier between loading and storing a tile is gone"
 )
 
 work=${1:-}
@@ -74,7 +74,7 @@ for m in "${mutations[@]}"; do
   [[ " ${targets[*]-} " == *" $target "* ]] || targets+=("$target")
 done
 
-# Runs simgpu test $1 of the build as CTest does; its output goes to $2.
+# Runs emulated test $1 of the build as CTest does; its output goes to $2.
 run_test() {
   local bin
   bin=$(find "$work/build/tests" -type f -name "$1" -perm -u+x | head -n 1)

@@ -418,7 +418,8 @@ GTSTORAGE_API int gtstorage_exchange_create(gtstorage_decomp decomp, const gtsto
  *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if the exchange is in flight already;
  *         #GTSTORAGE_ERROR_SYNC_CONFLICT if a field's other side than the one the exchange is
  *         bound to is modified (nothing is sent);
- *         #GTSTORAGE_ERROR_COMMUNICATION if an MPI call fails;
+ *         #GTSTORAGE_ERROR_COMMUNICATION if MPI is finalized (no MPI call is made then) or an
+ *         MPI call fails;
  *         #GTSTORAGE_ERROR_DEVICE if packing on the device fails.
  */
 GTSTORAGE_API int gtstorage_exchange_start(gtstorage_exchange exchange);
@@ -434,8 +435,8 @@ GTSTORAGE_API int gtstorage_exchange_start(gtstorage_exchange exchange);
  * @return #GTSTORAGE_OK;
  *         #GTSTORAGE_ERROR_INVALID_HANDLE if @p exchange is not a live handle;
  *         #GTSTORAGE_ERROR_INVALID_ARGUMENT if the exchange is not in flight;
- *         #GTSTORAGE_ERROR_COMMUNICATION if an MPI call fails (the exchange is then no longer in
- *         flight);
+ *         #GTSTORAGE_ERROR_COMMUNICATION if MPI is finalized (no MPI call is made then) or an
+ *         MPI call fails (the exchange is then no longer in flight);
  *         #GTSTORAGE_ERROR_SYNC_CONFLICT if a field's other side was marked modified meanwhile;
  *         #GTSTORAGE_ERROR_DEVICE if unpacking on the device fails.
  */

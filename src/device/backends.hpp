@@ -11,7 +11,7 @@ namespace gts::device {
 backend& none_backend_instance();
 void set_none_reason(const std::string& reason, error_kind kind = error_kind::no_device);
 
-/// "emulated": the GPU backend over the simulated CUDA runtime (src/device/sim).
+/// "emulated": the GPU backend over the simulated CUDA runtime (src/emulated).
 backend& emulated_backend_instance();
 /// Re-reads the simulated machine's environment (GTSTORAGE_EMULATED_DEVICES, GTSTORAGE_SIM_*).
 void emulated_reload_environment();

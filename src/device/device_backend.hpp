@@ -1,7 +1,7 @@
 // The one small device interface every storage uses: allocate, free, copies, fill, streams.
 // Implementations: cuda (static runtime), hip (optional) and emulated, which are one source
 // (gpu/gpu_backend.inl) over three runtimes: CUDA, HIP and the simulated CUDA runtime of
-// src/device/sim (host memory, asynchronous and strict, so every device path is testable without
+// src/emulated (host memory, asynchronous and strict, so every device path is testable without
 // a GPU); and none (no devices). Methods throw gts::error (no_device, driver_too_old, device,
 // out_of_memory, unsupported, invalid_argument); they never abort.
 //

@@ -90,7 +90,13 @@ backend& resolve_auto() {
 backend& resolve(const std::string& given) {
   const std::string name = lower(given);
   if (name == "auto") return resolve_auto();
-  if (name == "emulated") return emulated_backend_instance();
+  if (name == "emulated") {
+#if defined(GTSTORAGE_WITH_EMULATED)
+    return emulated_backend_instance();
+#else
+    not_built(name);
+#endif
+  }
   if (name == "none") {
     set_none_reason(
         "no device: the device backend 'none' was selected "
@@ -177,13 +183,17 @@ std::vector<std::string> compiled_backends() {
 #if defined(GTSTORAGE_WITH_HIP)
   names.emplace_back("hip");
 #endif
+#if defined(GTSTORAGE_WITH_EMULATED)
   names.emplace_back("emulated");
+#endif
   names.emplace_back("none");
   return names;
 }
 
 void reload_environment() {
+#if defined(GTSTORAGE_WITH_EMULATED)
   emulated_reload_environment();
+#endif
   registry& r = reg();
   std::lock_guard<std::mutex> lock(r.mu);
   r.env_read = false;
@@ -193,7 +203,12 @@ void reload_environment() {
 }
 
 void set_emulated_device_count(int count) {
+#if defined(GTSTORAGE_WITH_EMULATED)
   emulated_set_device_count(count);
+#else
+  (void)count;
+  not_built("emulated");
+#endif
 }
 
 int current_device() {

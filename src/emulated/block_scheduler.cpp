@@ -6,7 +6,7 @@
 // barriers per tile switches hundreds of thousands of times. Other architectures fall back to
 // ucontext. AddressSanitizer and ThreadSanitizer are told about every switch (their fiber APIs),
 // so the sanitizer builds check kernels as they check any other code.
-#include "device/sim/block_scheduler.hpp"
+#include "emulated/block_scheduler.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -97,7 +97,7 @@ extern "C" void gts_sim_switch(void** save_sp, void* load_sp);
 extern "C" void gts_sim_start();
 #endif
 
-namespace gts::simcuda {
+namespace gts::emulated {
 
 thread_local uint3 threadIdx{0, 0, 0};
 thread_local uint3 blockIdx{0, 0, 0};
@@ -436,4 +436,4 @@ void sync_threads(const char* file, int line) {
   detail::switch_to_scheduler(*b, f);
 }
 
-}  // namespace gts::simcuda
+}  // namespace gts::emulated

@@ -9,9 +9,9 @@
 #include <functional>
 #include <string>
 
-#include "device/sim/sim_runtime.hpp"
+#include "emulated/cuda_api.hpp"
 
-namespace gts::simcuda::detail {
+namespace gts::emulated::detail {
 
 struct schedule {
   uint64_t seed = 1;
@@ -25,4 +25,4 @@ std::string run_grid(dim3 grid, dim3 block, const std::function<void()>& body, s
 /// True while the calling host thread runs a kernel thread (inside run_grid).
 bool in_kernel();
 
-}  // namespace gts::simcuda::detail
+}  // namespace gts::emulated::detail

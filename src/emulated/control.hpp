@@ -1,4 +1,4 @@
-// Control of the simulated CUDA runtime (sim_runtime.hpp) for tests and for the emulated device's
+// Control of the simulated CUDA runtime (cuda_api.hpp) for tests and for the emulated device's
 // environment variables: the simulated machine (devices, driver, memory), error injection, the
 // execution order of kernel threads, and what the runtime observed (counters, memcheck reports).
 // Not part of the CUDA API; nothing here is reachable through the public C ABI.
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "device/sim/sim_runtime.hpp"
+#include "emulated/cuda_api.hpp"
 
-namespace gts::simcuda::control {
+namespace gts::emulated::control {
 
 /// The simulated machine.
 struct machine {
@@ -142,4 +142,4 @@ void set_fault_reports(bool on);
 /// Whether the fault handler is installed now.
 bool fault_reports_installed();
 
-}  // namespace gts::simcuda::control
+}  // namespace gts::emulated::control

@@ -1,7 +1,8 @@
-// simcuda: a simulated CUDA runtime. It declares, with CUDA's names, types and error numbers,
-// the subset of the CUDA runtime API that the GPU backend (src/device/gpu) uses, and implements
-// it on the host (runtime.cpp), so the backend's one source compiles a third time with the host
-// compiler and runs for real on machines without a GPU: that build is the "emulated" device.
+// The emulated CUDA runtime (namespace gts::emulated): a simulated CUDA runtime. It declares, with
+// CUDA's names, types and error numbers, the subset of the CUDA runtime API that the GPU backend
+// (src/device/gpu) uses, and implements it on the host (runtime.cpp), so the backend's one source
+// compiles a third time with the host compiler and runs for real on machines without a GPU: that
+// build is the "emulated" device.
 //
 // It is adversarial, not obliging (see docs/architecture.md, "The simulated CUDA runtime"):
 // - work queued on a stream runs later (when something waits for it), in stream order, with
@@ -15,9 +16,10 @@
 // - kernels run on the host: every thread of a block is a fiber, __syncthreads() is a real
 //   barrier and threads run in a shuffled order, so a missing barrier gives wrong results.
 //
-// Everything lives in namespace gts::simcuda, so the library can link the real (static) CUDA
-// runtime next to it. Only the simulated backend's translation unit (sim_backend.cpp) and tests
-// include this header: it also defines CUDA's keywords (__global__, __shared__, ...) as macros.
+// Everything lives in namespace gts::emulated, so the library can link the real (static) CUDA
+// runtime next to it. Only the simulated backend's translation unit (emulated_backend.cpp) and
+// tests include this header: it also defines CUDA's keywords (__global__, __shared__, ...) as
+// macros.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +29,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace gts::simcuda {
+namespace gts::emulated {
 
 /// The CUDA version this runtime implements (what CUDART_VERSION is for the real one).
 inline constexpr int runtime_version = 13000;
@@ -288,7 +290,7 @@ extern thread_local dim3 gridDim;
 /// synccheck reports them.
 void sync_threads(const char* file = nullptr, int line = 0);
 
-}  // namespace gts::simcuda
+}  // namespace gts::emulated
 
 // CUDA's keywords for the host compiler. __shared__ variables become thread_local: a block runs
 // entirely on one host thread, one block at a time, so its fibers share them as a block does.
@@ -300,5 +302,5 @@ void sync_threads(const char* file = nullptr, int line = 0);
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static thread_local
-#define __syncthreads() ::gts::simcuda::sync_threads(__FILE__, __LINE__)
+#define __syncthreads() ::gts::emulated::sync_threads(__FILE__, __LINE__)
 // NOLINTEND(bugprone-reserved-identifier)

@@ -716,6 +716,8 @@ void exchange::move_packed(bool send, bool to_transport) {
 }
 
 void exchange::start() {
+  // After MPI_Finalize no MPI call may be made: a status, not undefined behaviour.
+  require_mpi("gtstorage_exchange_start");
   if (in_flight_) {
     fail_arg("exchange",
              "is in flight: complete it with gtstorage_exchange_wait (or _test) "
@@ -777,6 +779,7 @@ void exchange::wait() {
   if (!in_flight_) {
     fail_arg("exchange", "is not in flight: start it with gtstorage_exchange_start first");
   }
+  require_mpi("gtstorage_exchange_wait");
   const int rc = requests_.empty() ? MPI_SUCCESS
                                    : MPI_Waitall(static_cast<int>(requests_.size()),
                                                  requests_.data(), MPI_STATUSES_IGNORE);
@@ -791,6 +794,7 @@ bool exchange::test() {
   if (!in_flight_) {
     fail_arg("exchange", "is not in flight: start it with gtstorage_exchange_start first");
   }
+  require_mpi("gtstorage_exchange_test");
   int done = 1;
   if (!requests_.empty()) {
     const int rc = MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done,

@@ -15,13 +15,13 @@
 
 #include "../internal/device/test_support.hpp"
 #include "device/device_backend.hpp"
-#include "device/sim/sim_control.hpp"
-#include "device/sim/sim_runtime.hpp"
+#include "emulated/control.hpp"
+#include "emulated/cuda_api.hpp"
 #include "gtstorage/gtstorage_experimental.h"
 #include "gtstorage/gtstorage_python.h"
 
-namespace sim = gts::simcuda;
-namespace ctl = gts::simcuda::control;
+namespace sim = gts::emulated;
+namespace ctl = gts::emulated::control;
 
 namespace {
 

@@ -20,15 +20,15 @@
 
 #include "../internal/device/test_support.hpp"
 #include "device/device_backend.hpp"
-#include "device/sim/sim_control.hpp"
-#include "device/sim/sim_runtime.hpp"
 #include "device/strided_plan.hpp"
+#include "emulated/control.hpp"
+#include "emulated/cuda_api.hpp"
 
 using gts::error_kind;
 using gts::strided_array;
 using namespace gts::device;
-namespace sim = gts::simcuda;
-namespace ctl = gts::simcuda::control;
+namespace sim = gts::emulated;
+namespace ctl = gts::emulated::control;
 
 namespace {
 
@@ -590,5 +590,5 @@ int main() {
     std::fprintf(stderr, "uncaught exception: %s\n", e.what());
     return 2;
   }
-  return test::report("test_sim_backend");
+  return test::report("test_emulated_backend");
 }

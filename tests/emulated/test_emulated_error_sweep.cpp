@@ -1,5 +1,5 @@
 // Error-injection sweep on the emulated device: for every class of runtime call the simulated
-// CUDA runtime can make fail (sim_control.hpp: allocation, copy, memset, launch, synchronize,
+// CUDA runtime can make fail (control.hpp: allocation, copy, memset, launch, synchronize,
 // stream and event creation, event record, prefetch), and for n = 1, 2, ... until the workload
 // no longer reaches an n-th call of that class, the n-th such call fails (synchronously, and for
 // the queued kinds also when the work runs, which makes the error sticky) while a representative
@@ -25,12 +25,12 @@
 
 #include "../internal/device/test_support.hpp"
 #include "device/device_backend.hpp"
-#include "device/sim/sim_control.hpp"
-#include "device/sim/sim_runtime.hpp"
+#include "emulated/control.hpp"
+#include "emulated/cuda_api.hpp"
 #include "gtstorage/gtstorage_experimental.h"
 
-namespace sim = gts::simcuda;
-namespace ctl = gts::simcuda::control;
+namespace sim = gts::emulated;
+namespace ctl = gts::emulated::control;
 
 namespace {
 
@@ -307,7 +307,7 @@ struct sweep_class {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // test_sim_error_sweep [CLASS [N]]: only the sweep of CLASS (its name below), only run N.
+  // test_emulated_error_sweep [CLASS [N]]: only the sweep of CLASS (its name below), only run N.
   const std::string only = argc > 1 ? argv[1] : "";
   const int only_n = argc > 2 ? std::atoi(argv[2]) : 0;
   if (trace) std::setvbuf(stdout, nullptr, _IONBF, 0);  // the trace survives a crash
@@ -402,5 +402,5 @@ int main(int argc, char** argv) {
   }
   std::printf("%d runs\n", total_runs);
   CHECK(sim::cudaStreamDestroy(app) == sim::cudaSuccess);
-  return test::report("test_sim_error_sweep");
+  return test::report("test_emulated_error_sweep");
 }

@@ -260,6 +260,6 @@ int main(void) {
   OK(gtstorage_get_stats(&after));
   CHECK(after.live_handles == before.live_handles && after.live_buffers == before.live_buffers);
   CHECK(after.device_bytes == before.device_bytes);
-  printf("test_sim_interop_streams: %d checks, %d failures\n", checks, failures);
+  printf("test_emulated_interop_streams: %d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -21,13 +21,13 @@
 
 #include "../internal/device/test_support.hpp"
 #include "device/device_backend.hpp"
-#include "device/sim/sim_control.hpp"
-#include "device/sim/sim_runtime.hpp"
+#include "emulated/control.hpp"
+#include "emulated/cuda_api.hpp"
 #define GTSTORAGE_NO_DEPRECATION_WARNINGS
 #include "gtstorage/gtstorage_experimental.h"
 
-namespace sim = gts::simcuda;
-namespace ctl = gts::simcuda::control;
+namespace sim = gts::emulated;
+namespace ctl = gts::emulated::control;
 
 namespace {
 
@@ -592,5 +592,5 @@ int main() {
   small_storage_with_queued_work_is_not_kept();
   failed_copy_leaves_nothing_queued_into_the_callers_array();
   failed_device_does_not_cut_short_the_wait_for_another();
-  return test::report("test_sim_queued_work");
+  return test::report("test_emulated_queued_work");
 }

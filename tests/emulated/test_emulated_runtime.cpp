@@ -1,4 +1,4 @@
-// The simulated CUDA runtime itself (src/device/sim): that it is as adversarial as the issue
+// The simulated CUDA runtime itself (src/emulated): that it is as adversarial as the issue
 // asks, so the device suite built on it can fail. Asynchrony (a host read that does not wait
 // sees stale bytes; stream order; the legacy and per-thread default streams; events), several
 // devices with a thread-local current device, streams and events bound to their device, pointer
@@ -19,16 +19,16 @@
 #include <vector>
 
 #include "../internal/device/test_support.hpp"
-#include "device/sim/sim_control.hpp"
-#include "device/sim/sim_runtime.hpp"
+#include "emulated/control.hpp"
+#include "emulated/cuda_api.hpp"
 
 // The library's own kernel steps, compiled for the simulator as the emulated backend compiles
 // them, to show that the transpose needs both of its barriers.
 #define GTS_GPU_NS simtest_impl
 #include "device/gpu/gpu_kernels.hpp"
 
-using namespace gts::simcuda;
-namespace ctl = gts::simcuda::control;
+using namespace gts::emulated;
+namespace ctl = gts::emulated::control;
 
 namespace {
 
@@ -858,7 +858,7 @@ void divergent_barriers_fail_the_launch() {
   const std::vector<std::string> r = ctl::take_memcheck_reports();
   CHECK_MSG(reports_contain(r, "divergent __syncthreads() in block"), "reports: %s",
             r.empty() ? "none" : r.front().c_str());
-  CHECK(reports_contain(r, "test_sim_runtime.cpp:"));
+  CHECK(reports_contain(r, "test_emulated_runtime.cpp:"));
   fresh();
   CUDA_OK(cudaFree(out));
 }
@@ -931,5 +931,5 @@ int main() {
   no_signal_handler_unless_asked();
   // Last: forks children that die on purpose.
   kernel_faults_are_reported();
-  return test::report("test_sim_runtime");
+  return test::report("test_emulated_runtime");
 }

@@ -22,15 +22,15 @@
 
 #include "../internal/device/test_support.hpp"
 #include "device/device_backend.hpp"
-#include "device/sim/sim_control.hpp"
-#include "device/sim/sim_runtime.hpp"
+#include "emulated/control.hpp"
+#include "emulated/cuda_api.hpp"
 /* The suites use the experimental tier (refcounts, counter resets, backend switching) and
  * also cover the deprecated sync spellings, which stay supported within the major version. */
 #define GTSTORAGE_NO_DEPRECATION_WARNINGS
 #include "gtstorage/gtstorage_experimental.h"
 
-namespace sim = gts::simcuda;
-namespace ctl = gts::simcuda::control;
+namespace sim = gts::emulated;
+namespace ctl = gts::emulated::control;
 
 namespace {
 
@@ -933,5 +933,5 @@ int main() {
   release_after_leaving_a_destroyed_stream();
   many_streams_left_and_destroyed();
   trim_right_after_a_release_frees_everything();
-  return test::report("test_sim_storage");
+  return test::report("test_emulated_storage");
 }

@@ -49,18 +49,18 @@
 #include <vector>
 
 #include "device/device_backend.hpp"
-#include "device/sim/sim_control.hpp"
-#include "device/sim/sim_runtime.hpp"
+#include "emulated/control.hpp"
+#include "emulated/cuda_api.hpp"
 #define GTSTORAGE_NO_DEPRECATION_WARNINGS  // the deprecated sync spellings are driven too
 #include "gtstorage/gtstorage_experimental.h"
 
-namespace sim = gts::simcuda;
-namespace ctl = gts::simcuda::control;
+namespace sim = gts::emulated;
+namespace ctl = gts::emulated::control;
 
 // The sanitizers' settings, whoever runs the target (tools/fuzz.sh, the CTest replay, by hand);
 // ASAN_OPTIONS / UBSAN_OPTIONS given in the environment come on top.
 // - allow_user_segv_handler=1: the simulated runtime installs its own SIGSEGV/SIGBUS handler
-//   (src/device/sim/runtime.cpp) to say which allocation a fault hit (a guard page, freed device
+//   (src/emulated/runtime.cpp) to say which allocation a fault hit (a guard page, freed device
 //   memory); it then restores the previous handler, ASan's, which reports the fault as usual.
 //   ASan lets a program install such a handler only with this option (1 is clang 14's default;
 //   set here so that a different default cannot silently drop one of the two reports).

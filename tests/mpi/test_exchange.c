@@ -1124,6 +1124,20 @@ int main(int argc, char** argv) {
         "left behind: %lld handles, %lld buffers", (long long)stats.live_handles,
         (long long)stats.live_buffers);
 
+  /* An exchange that outlives MPI: one made now, used after MPI_Finalize (on every process). */
+  config = "after MPI_Finalize";
+  grid g;
+  const int64_t global[2] = {9, 6};
+  const field_spec spec = {"<f8", "gt:cpu_kfirst", NULL, {{1, 1}, {1, 1}, {0, 0}}, 2, HOST};
+  field f;
+  gtstorage_exchange ex = 0, ran = 0;
+  OK(make_grid(&g, 2, "I,J", NULL, NULL, global));
+  make_field(&g, &f, &spec, 1);
+  gtstorage_exchange_options eo = GTSTORAGE_EXCHANGE_OPTIONS_INIT;
+  OK(gtstorage_exchange_create(g.d, &f.h, 1, &eo, &ex));
+  OK(gtstorage_exchange_create(g.d, &f.h, 1, &eo, &ran));
+  OK(gtstorage_exchange_run(ran)); /* a completed step: nothing in flight at MPI_Finalize */
+
   int total = 0, all_checks = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&checks, &all_checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -1131,5 +1145,22 @@ int main(int argc, char** argv) {
     printf("%d processes: %d checks, %d failed\n", size_, all_checks, total);
   }
   MPI_Finalize();
-  return total == 0 ? 0 : 1;
+
+  /* No MPI call after MPI_Finalize: every step refuses with a status, and the handles still go
+   * back. Counted on each process (no MPI left to add them up). */
+  const int before = failures;
+  int32_t done = -1;
+  FAILS(GTSTORAGE_ERROR_COMMUNICATION, "gtstorage_exchange_start: MPI is already finalized",
+        gtstorage_exchange_start(ex));
+  FAILS(GTSTORAGE_ERROR_COMMUNICATION, "gtstorage_exchange_start: MPI is already finalized",
+        gtstorage_exchange_run(ex));
+  FAILS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "is not in flight", gtstorage_exchange_wait(ex));
+  FAILS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "is not in flight", gtstorage_exchange_test(ex, &done));
+  OK(gtstorage_exchange_release(ex));
+  OK(gtstorage_exchange_release(ran));
+  free_field(&f);
+  OK(gtstorage_decomp_release(g.d));
+  if (failures != before)
+    printf("rank %d: %d checks after MPI_Finalize failed\n", rank_, failures - before);
+  return total == 0 && failures == before ? 0 : 1;
 }

@@ -1,4 +1,6 @@
 // The CUDA backend: gpu_backend.inl compiled with nvcc against the (static) CUDA runtime.
+#include "device/cuda/cuda_names.hpp"
+// (the names first: the backend's source is written against them)
 #include "device/gpu/gpu_backend.inl"
 
 namespace gts::device {

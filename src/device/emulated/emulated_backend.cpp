@@ -1,16 +1,18 @@
 // The emulated device: the GPU backend (gpu/gpu_backend.inl, the same source nvcc and hipcc
-// compile) built by the host compiler over the simulated CUDA runtime of this directory. What
+// compile) built by the host compiler over the emulated CUDA runtime of src/emulated. What
 // users select as GTSTORAGE_DEVICE_BACKEND=emulated, and what CI runs the device suite on.
-#define GTS_GPU_SIM 1
+// Built only with GTSTORAGE_ENABLE_EMULATED (default on).
+#include "device/emulated/emulated_names.hpp"
+// (the names first: the backend's source is written against them)
 #include "device/gpu/gpu_backend.inl"
-#include "device/sim/sim_control.hpp"
+#include "emulated/control.hpp"
 
 namespace gts::device {
 namespace {
 
-sim_impl::gpu_backend& instance() {
+emulated_impl::gpu_backend& instance() {
   // Never destroyed, like the other backends.
-  static sim_impl::gpu_backend* const b = new sim_impl::gpu_backend();
+  static emulated_impl::gpu_backend* const b = new emulated_impl::gpu_backend();
   return *b;
 }
 
@@ -21,15 +23,15 @@ backend& emulated_backend_instance() {
 }
 
 void emulated_reload_environment() {
-  simcuda::control::reload_environment();
+  emulated::control::reload_environment();
   instance().reinitialize();
 }
 
 void emulated_set_device_count(int count) {
   if (count < 0 || count > 64) fail_arg("count", std::to_string(count) + " is not in 0..64");
-  simcuda::control::machine m = simcuda::control::current_machine();
+  emulated::control::machine m = emulated::control::current_machine();
   m.device_count = count;
-  simcuda::control::set_machine(m);
+  emulated::control::set_machine(m);
   instance().reinitialize();
 }
 

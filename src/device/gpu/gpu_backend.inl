@@ -1,8 +1,9 @@
-// The device backend, written once against gpu_runtime.hpp's gpuXxx names and compiled three
-// times: by cuda/cuda_backend.cu (nvcc, the CUDA runtime), hip/hip_backend.hip (hipcc) and
-// sim/sim_backend.cpp (the host compiler, the simulated CUDA runtime: the "emulated" device).
-// Not a header: include it once per runtime, after defining GTS_GPU_HIP or GTS_GPU_SIM (or
-// neither, for CUDA).
+// The device backend, written once against the gpuXxx names of a runtime's names header and
+// compiled three times: by cuda/cuda_backend.cu (nvcc, the CUDA runtime: cuda/cuda_names.hpp),
+// hip/hip_backend.hip (hipcc: hip/hip_names.hpp) and emulated/emulated_backend.cpp (the host
+// compiler, the emulated CUDA runtime of src/emulated: emulated/emulated_names.hpp). Not a
+// header: include it once per runtime, after that runtime's names header, which also supplies
+// the few answers only one runtime has (gpu_stream_known_dead, gpu_no_device_reason).
 //
 // Design notes
 // - No driver: the CUDA runtime is linked statically, so the library loads anyway. The first
@@ -43,8 +44,7 @@
 
 #include "common/errors.hpp"
 #include "device/backends.hpp"
-#include "device/gpu/gpu_kernels.hpp"
-#include "device/gpu/gpu_runtime.hpp"
+#include "device/gpu/gpu_kernels.hpp"  // (needs the names header: GTS_GPU_NS)
 #include "device/gpu/transfer_engine.hpp"
 #include "device/strided_plan.hpp"
 #include "kernels/kernels.hpp"
@@ -121,15 +121,10 @@ inline void check_stream_call(gpuError_t e, const char* fn, uint64_t stream) {
   raise_error(e, fn);
 }
 
-// Whether @p stream is known to name no live stream: only the simulated runtime knows its
+// Whether @p stream is known to name no live stream: only the emulated runtime knows its
 // streams (a real one cannot check a handle, and may crash on a dead one).
 inline bool runtime_knows_dead(uint64_t stream) noexcept {
-#if defined(GTS_GPU_SIM)
-  return !default_stream_handle(stream) && !control::stream_is_live(to_stream(stream));
-#else
-  (void)stream;
-  return false;
-#endif
+  return !default_stream_handle(stream) && gpu_stream_known_dead(to_stream(stream));
 }
 
 #if defined(GTS_GPU_RUNTIME_VERSION)
@@ -1313,17 +1308,10 @@ class gpu_backend final : public backend {
           reason_ += std::string(" (" GTS_GPU_VISIBLE_ENV "='") + v + "')";
         }
       }
-#if defined(GTS_GPU_SIM)
-      // The simulated machine was configured without devices (or with a bad environment).
-      const std::string env = ::gts::simcuda::control::environment_error();
-      if (!env.empty()) {
-        reason_ = std::string("no ") + GTS_GPU_LABEL + " device: " + env;
-      } else if (e == gpuErrorNoDevice) {
-        reason_ = std::string("no ") + GTS_GPU_LABEL +
-                  " device: the simulated machine has 0 devices (GTSTORAGE_EMULATED_DEVICES=0 "
-                  "or set_emulated_device_count(0))";
-      }
-#endif
+      // The runtime's own account of a machine without devices (the emulated machine's
+      // configuration), if it has one.
+      const std::string why = gpu_no_device_reason(e);
+      if (!why.empty()) reason_ = std::string("no ") + GTS_GPU_LABEL + " device: " + why;
       return;
     }
     n = std::min(n, max_tracked_devices);

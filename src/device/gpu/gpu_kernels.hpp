@@ -4,9 +4,9 @@
 // computation on the host by simulating blocks and threads: the kernels are checked on
 // machines without a GPU, which is where CI runs.
 //
-// GTS_GPU_NS names the namespace (cuda_impl or hip_impl from gpu_runtime.hpp, or the test's
-// simulator namespace, defined before including this), so the CUDA, HIP and host builds of
-// these inline functions never meet as one ODR entity.
+// GTS_GPU_NS names the namespace (cuda_impl, hip_impl or emulated_impl from the runtime's names
+// header, or the test's own namespace, defined before including this), so the CUDA, HIP and host
+// builds of these inline functions never meet as one ODR entity.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +16,7 @@
 #include "device/strided_plan.hpp"
 
 #ifndef GTS_GPU_NS
-#include "device/gpu/gpu_runtime.hpp"  // The CUDA or HIP build: defines GTS_GPU_NS.
+#error "define GTS_GPU_NS (a runtime's names header does) before including gpu_kernels.hpp"
 #endif
 
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)

@@ -1,7 +1,8 @@
 // How the CUDA/HIP backends carry out a strided copy or a fill, independent of the runtime:
 // which memcpy, 2-D memcpy, staging buffers and kernels are used, in which order. The runtime
-// is a template parameter so the internal test can run this exact logic against a host
-// simulator (host memory as "device", simulated kernels) on machines without a GPU.
+// is a template parameter: the backends pass their runtime (gpu_backend.inl's gpu_rt), and
+// tests/internal/device/test_transfer_engine.cpp a recording host runtime that checks each
+// choice and the order of the waits.
 //
 // Rt must provide (all work enqueued on one stream, in order):
 //   void memcpy(void* dst, const void* src, std::size_t bytes);

@@ -1,5 +1,6 @@
 // The HIP backend: the same source as the CUDA backend (gpu_backend.inl), compiled by hipcc.
-#define GTS_GPU_HIP 1
+#include "device/hip/hip_names.hpp"
+// (the names first: the backend's source is written against them)
 #include "device/gpu/gpu_backend.inl"
 
 namespace gts::device {

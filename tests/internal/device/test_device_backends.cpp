@@ -391,7 +391,7 @@ void run_functional_suite(backend& be, int trials, int64_t max_extent) {
 
 // ------------------------------------------------------------------------------------------------
 // Emulated-only: what its descriptors say, poison, strictness, device count control. (The
-// simulated runtime's own semantics are tested in tests/simgpu.)
+// simulated runtime's own semantics are tested in tests/emulated.)
 
 void emulated_specifics() {
   backend& be = get_backend("emulated");
