@@ -2,9 +2,11 @@
 # Builds gtstorage and runs the demo: gtstorage-info on a sample field, the preset comparison,
 # and the C example (examples/basic.c). When run as root, installs the Debian packages the demo
 # needs and only those: a C/C++ compiler, CMake and Ninja (run-tests.sh installs everything CI
-# needs, .ci/debian-packages). `./run-demo.sh --print-deps` prints that list and exits.
+# needs, .ci/debian-packages; both through .ci/provision.sh). `./run-demo.sh --print-deps` prints
+# that list and exits.
 # The demo has its own build, with the library, gtstorage-info and the C examples only (the
-# CUDA backend too when nvcc is found): build/demo, or GTSTORAGE_DEMO_BUILD_DIR.
+# CUDA backend too when nvcc is found): the preset demo of CMakePresets.json, in build/demo or
+# GTSTORAGE_DEMO_BUILD_DIR.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/tools/script-lib.sh"
 
@@ -17,12 +19,7 @@ gts_install_deps "${demo_packages[@]}"
 
 build=${GTSTORAGE_DEMO_BUILD_DIR:-$GTS_REPO/build/demo}
 gts_step "configure ($build)"
-generator=()
-command -v ninja >/dev/null && [[ ! -f $build/CMakeCache.txt ]] && generator=(-G Ninja)
-cmake -S "$GTS_REPO" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DGTSTORAGE_BUILD_TESTS=OFF -DGTSTORAGE_BUILD_BENCH=OFF -DGTSTORAGE_BUILD_DOCS=OFF \
-  -DGTSTORAGE_BUILD_PYTHON=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF -DGTSTORAGE_ENABLE_PYTHON_EMBED=OFF \
-  -DGTSTORAGE_BUILD_TOOLS=ON -DGTSTORAGE_BUILD_EXAMPLES=ON
+gts_configure_preset demo "$build"
 gts_step "build the library, gtstorage-info and the examples"
 cmake --build "$build" -j "$GTS_JOBS" --target gtstorage-info gtstorage-example-basic \
   gtstorage-example-guide_example

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Builds and runs every test of gtstorage; CI runs exactly this (.ci/run). Installs missing
-# Debian packages when run as root. Steps:
+# Builds and runs every test of gtstorage; CI runs exactly this (.ci/run). First runs
+# .ci/provision.sh, which installs the missing Debian packages of .ci/debian-packages when run as
+# root. Each build is configured with its preset of CMakePresets.json (cmake --preset NAME; the
+# preset names the build type, flags and GTSTORAGE_* options, this script only the directory).
+# Steps:
 #   1. normal build (Release + debug info, CUDA backend when nvcc exists): the whole CTest suite
 #      (C API tests, ABI checks, installed-tree consumer, CLI/examples, docs, Fortran, the
 #      halo exchange of libgtstorage_mpi under mpiexec on 1-6 processes, ...)
@@ -78,13 +81,8 @@ normal_tests() {
   run_ctest "$GTS_BUILD"
 }
 asan_build() {
-  local generator=()
-  command -v ninja >/dev/null && [[ ! -f $asan_build/CMakeCache.txt ]] && generator=(-G Ninja)
-  # -O1 keeps the sanitized suite fast; Debug adds -g and keeps assertions on.
-  cmake -S "$GTS_REPO" -B "$asan_build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_Fortran_FLAGS=-O1 \
-    -DGTSTORAGE_SANITIZE=address,undefined -DGTSTORAGE_ENABLE_CUDA=OFF \
-    -DGTSTORAGE_BUILD_BENCH=OFF "-DGTSTORAGE_MPI_NPROCS=1;4" &&
+  # The preset asan: -O1 keeps the sanitized suite fast; Debug adds -g and keeps assertions on.
+  gts_configure_preset asan "$asan_build" &&
     cmake --build "$asan_build" -j "$GTS_JOBS"
 }
 asan_tests() {
@@ -95,22 +93,18 @@ asan_tests() {
 }
 hip_build_dir=${GTSTORAGE_HIP_BUILD_DIR:-$GTS_REPO/build/hip}
 # The HIP backend must at least compile and link (no AMD GPU here: its no-device path and the
-# shared device code are tested). Debian's hipcc pulls in LLVM 15, so it is installed only here.
+# shared device code are tested). Debian's hipcc pulls in LLVM 15, so it is installed only here
+# (through .ci/provision.sh, not with the list of .ci/debian-packages).
 hip_build_and_tests() {
   if ! command -v hipcc >/dev/null; then
     if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-      DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends hipcc
+      bash "$GTS_REPO/.ci/provision.sh" --quiet hipcc || return 1
     else
       echo "hipcc not installed and not root: HIP build skipped"
       return 0
     fi
   fi
-  local generator=()
-  command -v ninja >/dev/null && [[ ! -f $hip_build_dir/CMakeCache.txt ]] && generator=(-G Ninja)
-  cmake -S "$GTS_REPO" -B "$hip_build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DGTSTORAGE_ENABLE_HIP=ON -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF \
-    -DGTSTORAGE_BUILD_BENCH=OFF -DGTSTORAGE_BUILD_TOOLS=OFF -DGTSTORAGE_BUILD_EXAMPLES=OFF &&
+  gts_configure_preset hip "$hip_build_dir" &&
     cmake --build "$hip_build_dir" -j "$GTS_JOBS" &&
     run_ctest "$hip_build_dir" -L device
 }
@@ -121,11 +115,8 @@ tsan_build=${GTSTORAGE_TSAN_BUILD_DIR:-$GTS_REPO/build/tsan}
 # on the simulated CUDA runtime (streams used from several threads, work run by whichever thread
 # waits, kernel fibers).
 tsan_build_and_tests() {
-  local generator=()
-  command -v ninja >/dev/null && [[ ! -f $tsan_build/CMakeCache.txt ]] && generator=(-G Ninja)
-  cmake -S "$GTS_REPO" -B "$tsan_build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 -DGTSTORAGE_SANITIZE=thread \
-    -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF -DGTSTORAGE_BUILD_BENCH=OFF &&
+  # The same targets as the build preset tsan of CMakePresets.json (keep the two lists alike).
+  gts_configure_preset tsan "$tsan_build" &&
     cmake --build "$tsan_build" -j "$GTS_JOBS" --target test_threads test_emulated_runtime \
       test_emulated_backend test_emulated_storage test_emulated_error_sweep test_emulated_interop_streams \
       test_sync_state_machine test_device_backends test_dlpack_import test_edge_shapes \
@@ -179,7 +170,7 @@ run_logged() {
 }
 
 # clang-tidy on src/ with the checks of .clang-tidy (zero findings), in its own compile database
-# (the format check is the CTest test lint.format of the normal suite).
+# (the preset lint; the format check is the CTest test lint.format of the normal suite).
 lint_tidy() {
   JOBS="$GTS_JOBS" "$GTS_REPO/tools/run-clang-tidy.sh" "$GTS_REPO/build/lint"
 }
@@ -209,7 +200,7 @@ fuzz_build_and_run() {
   return $rc
 }
 
-gts_install_deps
+bash "$GTS_REPO/.ci/provision.sh"
 echo "gtstorage tests: $(nproc) cores, JOBS=$GTS_JOBS, nvcc: $(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || echo none)"
 
 run_step "normal build ($GTS_BUILD)" normal_build

@@ -17,6 +17,7 @@
 # crash file and the way to turn it into a regression input printed at the end.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$repo/tools/script-lib.sh"
 seconds=${FUZZ_SECONDS:-600}
 if [[ ${1:-} =~ ^[0-9]+$ ]]; then
   seconds=$1
@@ -47,16 +48,12 @@ fi
 
 echo "== fuzz.sh: building $build (clang, -fsanitize=fuzzer,address,undefined)"
 mkdir -p "$build"
-generator=()
-command -v ninja >/dev/null && [[ ! -f $build/CMakeCache.txt ]] && generator=(-G Ninja)
-# Only what the target links: no Fortran, CUDA, HIP, MPI, Python, docs, tests, tools, examples,
-# benchmark. -O1 as in the sanitizer build of run-tests.sh; Debug keeps -g and assertions.
-CC=$cc CXX=$cxx cmake -S "$repo" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 -DGTSTORAGE_BUILD_FUZZ=ON \
-  -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_HIP=OFF -DGTSTORAGE_ENABLE_FORTRAN=OFF \
-  -DGTSTORAGE_ENABLE_MPI=OFF -DGTSTORAGE_BUILD_TESTS=OFF -DGTSTORAGE_BUILD_BENCH=OFF \
-  -DGTSTORAGE_BUILD_TOOLS=OFF -DGTSTORAGE_BUILD_EXAMPLES=OFF -DGTSTORAGE_BUILD_PYTHON=OFF \
-  -DGTSTORAGE_BUILD_DOCS=OFF -DGTSTORAGE_INSTALL=OFF >"$build/configure.log" 2>&1 ||
+# The preset fuzz of CMakePresets.json: only what the target links (no Fortran, CUDA, HIP, MPI,
+# Python, docs, tests, tools, examples, benchmark); -O1 as in the sanitizer build of
+# run-tests.sh; Debug keeps -g and assertions. The compilers are FUZZ_CC/FUZZ_CXX (the preset's
+# clang and clang++ by default).
+gts_configure_preset fuzz "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
+  >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; exit 1; }
 # The target only: libgtstorage.so itself is not built here (clang links no sanitizer runtime
 # into a shared library, which the library's -Wl,--no-undefined refuses).

@@ -1,21 +1,16 @@
 #!/usr/bin/env bash
 # clang-tidy on the library's sources (src/) with the checks of .clang-tidy; any finding fails.
-# Configures a compile database in <build-dir> (CUDA and HIP off: the .cu/hipcc sources are not
-# C++ clang-tidy can parse with their flags; their shared code, gpu_backend.inl, is checked
-# through the simulated-runtime backend that includes it).
+# Configures a compile database in <build-dir> with the preset lint of CMakePresets.json (CUDA
+# and HIP off: the .cu/hipcc sources are not C++ clang-tidy can parse with their flags; their
+# shared code, gpu_backend.inl, is checked through the simulated-runtime backend that includes it).
 # Usage: tools/run-clang-tidy.sh <build-dir>   Env: JOBS (default 2), CLANG_TIDY (clang-tidy).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/tools/script-lib.sh"
 build=${1:?usage: $0 <build-dir>}
 tidy=${CLANG_TIDY:-clang-tidy}
 command -v "$tidy" >/dev/null || { echo "$tidy not found"; exit 1; }
-generator=()
-command -v ninja >/dev/null && [[ ! -f $build/CMakeCache.txt ]] && generator=(-G Ninja)
-cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DGTSTORAGE_ENABLE_CUDA=OFF -DGTSTORAGE_ENABLE_HIP=OFF \
-  -DGTSTORAGE_ENABLE_FORTRAN=OFF -DGTSTORAGE_BUILD_TESTS=OFF -DGTSTORAGE_BUILD_BENCH=OFF \
-  -DGTSTORAGE_BUILD_TOOLS=OFF -DGTSTORAGE_BUILD_EXAMPLES=OFF -DGTSTORAGE_BUILD_DOCS=OFF \
-  -DGTSTORAGE_BUILD_PYTHON=OFF >/dev/null
+gts_configure_preset lint "$build" >/dev/null
 mapfile -t files < <(python3 - "$build/compile_commands.json" "$root/src/" <<'PY'
 import json, sys
 root = sys.argv[2]

@@ -9,44 +9,27 @@ GTS_BUILD=${GTSTORAGE_BUILD_DIR:-$GTS_REPO/build/release}
 
 gts_step() { printf '\n==== %s\n' "$*"; }
 
-# gts_install_deps [PACKAGE...]: installs the missing Debian packages among PACKAGE... (default:
-# every package of .ci/debian-packages, what CI needs) when running as root; otherwise says which
-# are missing and carries on (they may be installed some other way).
+# gts_install_deps [PACKAGE...]: .ci/provision.sh [PACKAGE...]: installs the missing Debian
+# packages among PACKAGE... (default: every package of .ci/debian-packages, what CI needs) when
+# running as root; otherwise says which are missing and carries on.
 gts_install_deps() {
-  local wanted=() missing=() pkg
-  if (( $# )); then
-    wanted=("$@")
-  else
-    while read -r pkg; do
-      pkg=${pkg%%#*}
-      pkg=${pkg//[[:space:]]/}
-      [[ -n $pkg ]] && wanted+=("$pkg")
-    done <"$GTS_REPO/.ci/debian-packages"
+  bash "$GTS_REPO/.ci/provision.sh" "$@"
+}
+
+# gts_configure_preset PRESET DIR [cmake argument...]: configures the build directory DIR with
+# the configure preset PRESET of CMakePresets.json (cmake --preset PRESET -B DIR ...). The presets
+# name Ninja; a directory configured before keeps its generator, and a new one gets CMake's
+# default generator when ninja is not installed (as the scripts did before the presets).
+gts_configure_preset() {
+  local preset=$1 dir=$2 generator=() cached
+  shift 2
+  if [[ -f $dir/CMakeCache.txt ]]; then
+    cached=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$dir/CMakeCache.txt")
+    if [[ -n $cached ]]; then generator=(-G "$cached"); fi
+  elif ! command -v ninja >/dev/null; then
+    generator=(-G "${CMAKE_GENERATOR:-Unix Makefiles}")
   fi
-  if [[ -n ${GTS_PRINT_DEPS:-} ]]; then  # tests: say what would be installed, install nothing
-    echo "packages: ${wanted[*]}"
-    return 0
-  fi
-  if ! command -v dpkg-query >/dev/null; then
-    echo "not a Debian system: make sure these are installed: ${wanted[*]}"
-    return 0
-  fi
-  for pkg in "${wanted[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
-      missing+=("$pkg")
-  done
-  if (( ${#missing[@]} == 0 )); then
-    return 0
-  fi
-  if [[ $(id -u) -eq 0 ]]; then
-    gts_step "installing Debian packages: ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update
-    apt-get install -y --no-install-recommends "${missing[@]}"
-  else
-    echo "warning: missing Debian packages: ${missing[*]}"
-    echo "         (run as root to install them, or: sudo apt-get install ${missing[*]})"
-  fi
+  cmake -S "$GTS_REPO" --preset "$preset" -B "$dir" "${generator[@]}" "$@"
 }
 
 # gts_find_python312: prints a Python 3.12 with venv and ensurepip (the Python of GT4Py 1.2.3, of
@@ -76,17 +59,13 @@ gts_find_python312() {
   done
   return 1
 }
-# Configures the normal build of run-tests.sh (idempotent: re-running only re-checks); the demo
-# configures its own, smaller build (run-demo.sh).
+# Configures the normal build of run-tests.sh (the preset release; idempotent: re-running only
+# re-checks); the demo configures its own, smaller build (run-demo.sh, the preset demo).
 gts_configure_release() {
-  local generator=()
-  command -v ninja >/dev/null && generator=(-G Ninja)
-  if [[ -f $GTS_BUILD/CMakeCache.txt ]]; then generator=(); fi
   # libgtstorage_python embeds the Python of GT4Py (3.12) when there is one, so that its tests
   # can run GT4Py in the embedded interpreter (tests/bridge/run.sh).
   local embed=()
   local py312
   if py312=$(gts_find_python312); then embed=(-DGTSTORAGE_PYTHON_EXECUTABLE="$py312"); fi
-  cmake -S "$GTS_REPO" -B "$GTS_BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_FLAGS=-g -DCMAKE_CXX_FLAGS=-g -DCMAKE_Fortran_FLAGS=-g "${embed[@]}"
+  gts_configure_preset release "$GTS_BUILD" "${embed[@]}"
 }

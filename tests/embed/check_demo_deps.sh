@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The demo installs only what it needs (a C/C++ compiler, CMake, Ninja), while the test path
-# (run-tests.sh, CI) still installs every package of .ci/debian-packages.
+# (run-tests.sh, CI) still installs every package of .ci/debian-packages (.ci/provision.sh).
 # Usage: check_demo_deps.sh <repository root>
 set -euo pipefail
 repo=${1:?usage: check_demo_deps.sh <repository root>}
@@ -28,6 +28,7 @@ while read -r pkg; do
   [[ -z $pkg ]] && continue
   [[ " $ci " == *" $pkg "* ]] || fail "run-tests.sh no longer installs $pkg"
 done <"$repo/.ci/debian-packages"
-grep -q '^gts_install_deps$' "$repo/run-tests.sh" ||
-  fail "run-tests.sh does not call gts_install_deps for the whole CI list"
+# shellcheck disable=SC2016  # the line of run-tests.sh, not an expansion
+grep -q '^bash "$GTS_REPO/.ci/provision.sh"$' "$repo/run-tests.sh" ||
+  fail "run-tests.sh does not call .ci/provision.sh for the whole CI list"
 echo "demo: $(wc -w <<<"$demo") packages; tests: $(wc -w <<<"$ci") packages"
