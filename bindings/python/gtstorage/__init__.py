@@ -16,9 +16,10 @@ Two faces over one C library (all layout decisions are the library's; see docs/p
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Dict, List
+from typing import Any
 
-from . import _args, _capi
+from . import _args, _capi, _xarray, gdp3
+from ._allocation import Allocation, allocation
 from ._capi import (
     GTCommunicationError,
     GTDeviceError,
@@ -34,7 +35,6 @@ from ._capi import (
     check as _check,
     lib as _lib,
 )
-from ._allocation import Allocation, allocation
 from ._creation import as_storage, plan, storage
 from ._gt4py import (
     empty,
@@ -55,11 +55,9 @@ from ._storage import (
     Storage,
     SyncState,
 )
-from . import _xarray
-from . import gdp3
 
 try:  # generated from project(VERSION) by CMake (build tree, wheel)
-    from ._version import __version__
+    from ._version import __version__  # type: ignore[import-not-found,unused-ignore]  # generated
 except ImportError:  # the source tree: the loaded library's version
     __version__ = _lib.gtstorage_version_string().decode("ascii")
 #: Version of the loaded C library ("MAJOR.MINOR.PATCH") and the path it was loaded from.
@@ -82,7 +80,7 @@ __all__ = [
 ]
 
 
-def get_stats() -> Dict[str, int]:
+def get_stats() -> dict[str, int]:
     """Library-wide counters: live handles and buffers, bytes allocated, transfers, pools.
 
     Returns
@@ -94,7 +92,7 @@ def get_stats() -> Dict[str, int]:
     """
     out = _capi.new_struct(_capi.Stats)
     _check(_lib.gtstorage_get_stats(ctypes.byref(out)), "get_stats")
-    return {name: int(getattr(out, name)) for name, _ in _capi.Stats._fields_[2:]}
+    return {name: int(getattr(out, name)) for name, *_ in _capi.Stats._fields_[2:]}
 
 
 def reset_transfer_stats() -> None:
@@ -115,7 +113,7 @@ def _pool_memory(memory: str, context: str, allow_all: bool = True) -> int:
     return _POOL_MEMORIES[memory]
 
 
-def pool_stats(memory: str = "host") -> Dict[str, int]:
+def pool_stats(memory: str = "host") -> dict[str, int]:
     """Counters of one memory pool.
 
     Parameters
@@ -133,7 +131,7 @@ def pool_stats(memory: str = "host") -> Dict[str, int]:
     m = _pool_memory(memory, "pool_stats", allow_all=False)
     out = _capi.new_struct(_capi.PoolStats)
     _check(_lib.gtstorage_pool_get_stats(m, ctypes.byref(out)), "pool_stats")
-    return {name: int(getattr(out, name)) for name, _ in _capi.PoolStats._fields_[2:]}
+    return {name: int(getattr(out, name)) for name, *_ in _capi.PoolStats._fields_[2:]}
 
 
 def pool_trim(memory: str = "all", keep_bytes: int = 0) -> None:
@@ -176,7 +174,7 @@ def pool_set_limit(memory: str, limit_bytes: int) -> None:
     _check(_lib.gtstorage_pool_set_limit(m, limit), "pool_set_limit")
 
 
-def presets() -> List[Dict[str, Any]]:
+def presets() -> list[dict[str, Any]]:
     """The registered presets (GT4Py backends and more), in registration order.
 
     Returns
@@ -306,8 +304,9 @@ def get_device() -> int:
 
 
 # Public classes report the package as their module (readable tracebacks and reprs).
-for _cls in (GTCommunicationError, GTDeviceError, GTDriverTooOldError, GTInternalError, GTMemoryError, GTNoSuchBufferError, GTStorageError,
-             GTSyncConflictError, GTUnknownPresetError, GTUnsupportedError, GTValueError,
+for _cls in (GTCommunicationError, GTDeviceError, GTDriverTooOldError, GTInternalError,
+             GTMemoryError, GTNoSuchBufferError, GTStorageError, GTSyncConflictError,
+             GTUnknownPresetError, GTUnsupportedError, GTValueError,
              CPUStorage, CUDAManagedGPUStorage, GPUStorage, SoftwareManagedGPUStorage, Storage,
              SyncState):
     _cls.__module__ = __name__

@@ -11,17 +11,21 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Optional, Tuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from . import _capi
 from ._capi import check, lib
+
+if TYPE_CHECKING:
+    from ._storage import Storage
 
 __all__ = ["Allocation", "allocation"]
 
 _HOST_DEVICE_TYPES = (_capi.DL_CPU, _capi.DL_CUDA_HOST, _capi.DL_ROCM_HOST)
 
 
-class Allocation(tuple):
+class Allocation(tuple[Any, ...]):
     """The allocation of libgtstorage memory behind an array (:func:`gtstorage.allocation`).
 
     A record (a tuple, like ``os.stat_result``) of ``(address, size, byte_offset, device,
@@ -43,31 +47,36 @@ class Allocation(tuple):
     def address(self) -> int:
         """Start of the allocation (for a storage that wraps caller memory: of the span of the
         wrapped elements)."""
-        return self[0]
+        value: int = self[0]
+        return value
 
     @property
     def size(self) -> int:
         """Bytes of the allocation."""
-        return self[1]
+        value: int = self[1]
+        return value
 
     @property
     def byte_offset(self) -> int:
         """Address of the array's element (0, …, 0) minus :attr:`address`."""
-        return self[2]
+        value: int = self[2]
+        return value
 
     @property
-    def device(self) -> Tuple[int, int]:
+    def device(self) -> tuple[int, int]:
         """``(DLPack device type, device id)`` of the memory, as ``__dlpack_device__`` says it:
         ``(1, 0)`` host memory, ``(2, n)`` CUDA device ``n``, ``(10, n)`` ROCm, …"""
-        return self[3]
+        device: tuple[int, int] = self[3]
+        return device
 
     @property
     def handle(self) -> int:
         """The handle of the storage that owns the memory (valid while this record lives)."""
-        return self[4]
+        value: int = self[4]
+        return value
 
     @property
-    def storage(self):
+    def storage(self) -> Storage:
         """The :class:`gtstorage.Storage` that owns the memory (a new reference to it)."""
         from ._storage import Storage
 
@@ -78,12 +87,12 @@ class Allocation(tuple):
         """True for memory the host addresses (host and pinned host memory)."""
         return self[3][0] in _HOST_DEVICE_TYPES
 
-    def _bytes_interface(self) -> dict:
+    def _bytes_interface(self) -> dict[str, Any]:
         return {"shape": (self[1],), "typestr": "|u1", "data": (self[0], False),
                 "strides": None, "version": 3}
 
     @property
-    def __array_interface__(self) -> dict:
+    def __array_interface__(self) -> dict[str, Any]:
         """NumPy's array interface of the allocation's bytes (host memory only)."""
         if not self.is_host:
             raise AttributeError("__array_interface__: device memory (use "
@@ -91,14 +100,14 @@ class Allocation(tuple):
         return self._bytes_interface()
 
     @property
-    def __cuda_array_interface__(self) -> dict:
+    def __cuda_array_interface__(self) -> dict[str, Any]:
         """The CUDA Array Interface of the allocation's bytes (device memory only)."""
         if self.is_host:
             raise AttributeError("__cuda_array_interface__: host memory (use "
                                  "__array_interface__)")
         return self._bytes_interface()
 
-    def __dlpack_device__(self) -> Tuple[int, int]:
+    def __dlpack_device__(self) -> tuple[int, int]:
         """``(DLPack device type, device id)`` of the memory (as :attr:`device`).
 
         Returns
@@ -106,20 +115,21 @@ class Allocation(tuple):
         tuple of int
             The DLPack device.
         """
-        return self[3]
+        device: tuple[int, int] = self[3]
+        return device
 
     def __repr__(self) -> str:
         return (f"Allocation(address=0x{self[0]:x}, size={self[1]}, byte_offset={self[2]}, "
                 f"device={self[3]}, handle=0x{self[4]:x})")
 
 
-_native_allocation_of = None
+_native_allocation_of: Callable[[object], Allocation | None] | None = None
 if _capi.native is not None and hasattr(_capi.native, "set_allocation_type"):
     _capi.native.set_allocation_type(Allocation)
     _native_allocation_of = _capi.native.allocation_of
 
 
-def _owner_and_address(obj) -> Optional[Tuple[Any, int, int, int]]:
+def _owner_and_address(obj: Any) -> tuple[Any, int, int, int | None] | None:
     """(owner, handle, side, data address) of an array or Storage over library memory whose
     storage holds all of it, else None. The owner is the object holding the reference."""
     from ._storage import Storage, _OwnedReference
@@ -131,7 +141,7 @@ def _owner_and_address(obj) -> Optional[Tuple[Any, int, int, int]]:
     if base is not None and hasattr(obj, "__array_interface__"):  # NumPy (or alike)
         while base is not None and not isinstance(base, _OwnedReference):
             base = getattr(base, "base", None)
-        if base is not None and getattr(base, "handle", 0):
+        if base is not None and getattr(base, "handle", None):
             return base, base.handle, _capi.SIDE_HOST, int(obj.__array_interface__["data"][0])
         return None
     # CuPy: the memory of an array built from an owner's CUDA Array Interface is an
@@ -143,7 +153,7 @@ def _owner_and_address(obj) -> Optional[Tuple[Any, int, int, int]]:
     return None
 
 
-def _library_allocation(obj) -> Optional[Allocation]:
+def _library_allocation(obj: object) -> Allocation | None:
     """:func:`allocation` of @p obj, or None where its memory is not the library's."""
     if _native_allocation_of is not None:
         record = _native_allocation_of(obj)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import numbers
 import operator
-from typing import Any, Callable, List, Optional, TypeVar
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
@@ -18,21 +18,23 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 UINT64_MAX = 2**64 - 1
 
-F = TypeVar("F", bound=Callable)
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 # "Not given" (None is a meaningful value for device and managed): the preset's, the template's
 # or the buffer's value is used.
 UNSET: Any = type("_Default", (), {"__repr__": lambda self: "<default>"})()
 
 
-def is_int(value) -> bool:
+def is_int(value: object) -> bool:
     """An integer that is not a bool (NumPy integers included)."""
     if type(value) is int:
         return True
-    return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
+    return (isinstance(value, (numbers.Integral, np.integer))
+            and not isinstance(value, (bool, np.bool_)))
 
 
-def int_scalar(name: str, value, low: int = INT64_MIN, high: int = INT64_MAX) -> int:
+def int_scalar(name: str, value: Any, low: int = INT64_MIN, high: int = INT64_MAX) -> int:
     """@p value as a Python int in [low, high]; TypeError for non-integers, OverflowError for
     integers out of range."""
     if isinstance(value, (bool, np.bool_)):
@@ -46,8 +48,8 @@ def int_scalar(name: str, value, low: int = INT64_MIN, high: int = INT64_MAX) ->
     return v
 
 
-def int_sequence(name: str, values, *, allow_scalar: bool = False, low: int = INT64_MIN,
-                 high: int = INT64_MAX) -> List[int]:
+def int_sequence(name: str, values: Any, *, allow_scalar: bool = False, low: int = INT64_MIN,
+                 high: int = INT64_MAX) -> list[int]:
     """@p values (a sequence of ints, or one int with @p allow_scalar) as a list of ints in
     [low, high]."""
     if type(values) in (tuple, list) and all(type(v) is int for v in values):
@@ -61,7 +63,7 @@ def int_sequence(name: str, values, *, allow_scalar: bool = False, low: int = IN
         raise TypeError(f"{name} must be a sequence of ints, got {values!r}")
     if isinstance(values, np.ndarray) and values.ndim != 1:
         raise TypeError(f"{name} must be a sequence of ints, got an array of shape {values.shape}")
-    out = []
+    out: list[int] = []
     for v in values:
         if not is_int(v):
             raise TypeError(f"{name} must be a sequence of ints, got {values!r}")
@@ -72,12 +74,13 @@ def int_sequence(name: str, values, *, allow_scalar: bool = False, low: int = IN
     return out
 
 
-def dtype(value, name: str = "dtype") -> np.dtype:
+def dtype(value: Any, name: str = "dtype") -> np.dtype[Any]:
     """``numpy.dtype(value)``; NumPy's TypeError/ValueError keep their type and gain the
     argument's name, anything else its parser raises (SyntaxError for ``"01"``, …) becomes a
     TypeError."""
     try:
-        return np.dtype(value)
+        result: np.dtype[Any] = np.dtype(value)
+        return result
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"{name} {value!r} is not a NumPy dtype: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - NumPy's dtype parser
@@ -85,12 +88,13 @@ def dtype(value, name: str = "dtype") -> np.dtype:
                         f"{exc})") from None
 
 
-def array_source(name: str, value):
+def array_source(name: str, value: T) -> T:
     """@p value, refused with a TypeError naming @p name (``"data"``, or ``"fill: value"`` in a
     method) if it is a PyTorch tensor that requires grad: PyTorch exports such a tensor through
     no array protocol (``__array__``, DLPack and the CUDA Array Interface all raise RuntimeError),
     and detaching it from autograd is the caller's decision."""
-    if type(value).__module__.startswith("torch") and getattr(value, "requires_grad", False) is True:
+    if (type(value).__module__.startswith("torch")
+            and getattr(value, "requires_grad", False) is True):
         argument = name.rpartition(": ")[2]
         raise TypeError(f"{name} is a torch.Tensor that requires grad, which PyTorch shares "
                         f"through no array protocol; pass {argument}.detach() (the same memory, "
@@ -115,7 +119,7 @@ def prefix(message: str, context: str) -> str:
     return f"{context}: {message}"
 
 
-def public(name: Optional[str] = None) -> Callable[[F], F]:
+def public(name: str | None = None) -> Callable[[F], F]:
     """Decorator: errors raised by the decorated public function (and what it calls) name it.
 
     The exception object keeps its class (GT4Py's exception types are part of the drop-in
@@ -126,7 +130,7 @@ def public(name: Optional[str] = None) -> Callable[[F], F]:
         context = name or fn.__name__
 
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
             except UnicodeError as exc:  # its args are not a message; say it as a ValueError

@@ -141,14 +141,18 @@ def to_capsule(handle: int, side: int, versioned: bool) -> object:
                               _capsule_destructor)
     except BaseException:
         # No capsule owns the tensor: release it here or the storage would never be freed.
-        _delete_tensor(address, versioned)
+        if address is not None:  # (the library never returns OK with a NULL tensor)
+            _delete_tensor(address, versioned)
         raise
 
 
-def capsule_tensor(capsule: object):
+def capsule_tensor(
+        capsule: object) -> tuple[DLManagedTensorVersioned | DLManagedTensor, bool]:
     """The (DLManagedTensor[Versioned], versioned) behind an unconsumed capsule (for tests)."""
     addr = id(capsule)  # CPython: the object's address
-    for name, struct in ((NAME_VERSIONED, DLManagedTensorVersioned), (NAME_LEGACY, DLManagedTensor)):
+    for name, struct in ((NAME_VERSIONED, DLManagedTensorVersioned),
+                         (NAME_LEGACY, DLManagedTensor)):
         if _PyCapsule_IsValid(addr, name):
-            return struct.from_address(_PyCapsule_GetPointer(addr, name)), struct is DLManagedTensorVersioned
+            return (struct.from_address(_PyCapsule_GetPointer(addr, name)),
+                    struct is DLManagedTensorVersioned)
     raise ValueError("not an unconsumed DLPack capsule")

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import ctypes
 import datetime
-from typing import Optional
+from collections.abc import Iterable
+from typing import Any
 
 from . import _args, _capi, _dlpack
 
@@ -39,16 +40,16 @@ _PyCapsule_GetName = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(
 _CAPSULE_TYPE = type(datetime.datetime_CAPI)  # types.CapsuleType (Python >= 3.13)
 
 
-def _is_capsule(obj) -> bool:
+def _is_capsule(obj: object) -> bool:
     return type(obj) is _CAPSULE_TYPE
 
 
-def _capsule_name(capsule) -> Optional[str]:
+def _capsule_name(capsule: object) -> str | None:
     address = _PyCapsule_GetName(capsule)
     return None if not address else ctypes.string_at(address).decode("utf-8", "replace")
 
 
-def _get_capsule(obj, stream, context: str):
+def _get_capsule(obj: Any, stream: Any, context: str) -> object:
     """The capsule of @p obj: obj itself, or what its __dlpack__ returns."""
     if _is_capsule(obj):
         return obj
@@ -73,13 +74,14 @@ def _get_capsule(obj, stream, context: str):
     return capsule
 
 
-def _halo_array(halo, context: str):
+def _halo_array(halo: Any,
+                context: str) -> tuple[ctypes.Array[ctypes.c_int64], int]:
     """2*MAX_NDIM int64 widths (zero-padded, so the library never reads past them) and the
     number given. Accepts the C format (2*ndim ints) or (lower, upper) pairs."""
     if isinstance(halo, (str, bytes)) or not hasattr(halo, "__iter__"):
         raise TypeError(f"{context}: halo must be a sequence of 2*ndim ints or of (lower, upper) "
                         f"pairs, got {halo!r}")
-    flat = []
+    flat: list[int] = []
     for h in halo:
         if hasattr(h, "__iter__"):
             pair = [int(x) for x in h]
@@ -94,9 +96,10 @@ def _halo_array(halo, context: str):
     return (ctypes.c_int64 * (2 * _capi.MAX_NDIM))(*flat), len(flat)
 
 
-def _tensor_ndim(address: int, versioned: bool) -> Optional[int]:
+def _tensor_ndim(address: int, versioned: bool) -> int | None:
     """ndim of the tensor, or None where the struct cannot be read (an unknown major version:
     the library refuses it before reading anything else)."""
+    managed: _dlpack.DLManagedTensorVersioned | _dlpack.DLManagedTensor
     if versioned:
         managed = _dlpack.DLManagedTensorVersioned.from_address(address)
         if managed.version.major != 1:
@@ -106,8 +109,8 @@ def _tensor_ndim(address: int, versioned: bool) -> Optional[int]:
     return int(managed.dl_tensor.ndim)
 
 
-def wrap_dlpack(obj, *, context: str, dims: Optional[str] = None, halo: Optional[list] = None,
-                stream=None, readonly: bool = False) -> int:
+def wrap_dlpack(obj: Any, *, context: str, dims: str | Iterable[object] | None = None,
+                halo: Any = None, stream: Any = None, readonly: bool = False) -> int:
     """Wraps the memory of a DLPack producer without copying; returns a new storage handle.
 
     @p obj is an object with ``__dlpack__`` (NumPy, PyTorch, CuPy, JAX, a gtstorage Storage …),

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import xarray
 
 
-def data_interface(data_array) -> Dict[Optional[str], Dict[str, Any]]:
+def data_interface(data_array: xarray.DataArray) -> dict[str | None, dict[str, Any]]:
     """GDP-3 default data interface of an xarray DataArray.
 
     1. If ``data_array.data`` implements ``__gt_data_interface__``, its per-device dicts are
@@ -18,7 +21,7 @@ def data_interface(data_array) -> Dict[Optional[str], Dict[str, Any]]:
     """
     dims = tuple(str(d) for d in data_array.dims)
     data = data_array.data
-    out: Dict[Optional[str], Dict[str, Any]] = {}
+    out: dict[str | None, dict[str, Any]] = {}
     gdi = getattr(data, "__gt_data_interface__", None)
     if gdi is not None:
         for device, info in dict(gdi).items():
@@ -59,5 +62,7 @@ def register() -> bool:
     with warnings.catch_warnings():
         # xarray warns when an accessor name shadows an attribute; a user override stays possible.
         warnings.simplefilter("ignore")
-        xarray.register_dataarray_accessor("__gt_data_interface__")(data_interface)
+        # (xarray's decorator is not annotated.)
+        xarray.register_dataarray_accessor(  # type: ignore[no-untyped-call,unused-ignore]
+            "__gt_data_interface__")(data_interface)
     return True

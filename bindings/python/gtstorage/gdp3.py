@@ -11,6 +11,8 @@ fields that know their halo (``domain_view``, ``__gt_origin__``), their dims
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._capi import (
     GTCommunicationError,
     GTDeviceError,
@@ -51,15 +53,16 @@ asstorage = as_storage  # the spelling of GDP-3's first draft
 
 __all__ = [
     "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTCommunicationError", "GTDeviceError",
-    "GTDriverTooOldError", "GTInternalError", "GTMemoryError", "GTNoSuchBufferError", "GTStorageError",
-    "GTSyncConflictError", "GTUnknownPresetError", "GTUnsupportedError", "GTValueError",
+    "GTDriverTooOldError", "GTInternalError", "GTMemoryError", "GTNoSuchBufferError",
+    "GTStorageError", "GTSyncConflictError", "GTUnknownPresetError", "GTUnsupportedError",
+    "GTValueError",
     "SoftwareManagedGPUStorage", "Storage", "SyncState", "as_storage", "asstorage", "empty",
     "empty_like", "from_array", "full", "full_like", "ones", "ones_like", "plan", "storage",
     "zeros", "zeros_like",
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     # The library-wide functions (get_stats, presets, set_device, …) live in the package; they
     # are reachable from here too so that ``import gtstorage.gdp3 as gs`` is a complete face.
     import gtstorage

@@ -32,10 +32,10 @@ import ctypes
 import ctypes.util
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
-from . import _args, _capi
-from . import _mpi_capi_generated as _m
+from . import _args, _capi, _mpi_capi_generated as _m
 from ._capi import GTCommunicationError, GTStorageError, check, lib  # noqa: F401
 
 __all__ = ["Decomposition", "Exchange", "GTCommunicationError", "gpu_aware", "library_path"]
@@ -46,7 +46,7 @@ _NAMES = ([f"libgtstorage_mpi.{_ABI}.dylib", "libgtstorage_mpi.dylib"] if sys.pl
 
 
 def _load() -> ctypes.CDLL:
-    tried: List[str] = []
+    tried: list[str] = []
     env = os.environ.get("GTSTORAGE_MPI_LIBRARY")
     if env:
         paths = ([os.path.join(env, n) for n in _NAMES if os.path.isfile(os.path.join(env, n))]
@@ -57,7 +57,8 @@ def _load() -> ctypes.CDLL:
         candidates = paths[:1]
     else:
         here = os.path.dirname(os.path.abspath(_capi.library_path))
-        candidates = [os.path.join(here, n) for n in _NAMES if os.path.isfile(os.path.join(here, n))]
+        candidates = [os.path.join(here, n) for n in _NAMES
+                      if os.path.isfile(os.path.join(here, n))]
         found = ctypes.util.find_library("gtstorage_mpi")
         candidates += ([found] if found else []) + _NAMES
     for path in candidates:
@@ -159,19 +160,19 @@ class Decomposition:
         ``GTCommunicationError`` naming the failed rank on the others).
     """
 
-    def __init__(self, comm: Any, dims: str = "IJ", *, proc_dims: Optional[Sequence[int]] = None,
+    def __init__(self, comm: Any, dims: str = "IJ", *, proc_dims: Sequence[int] | None = None,
                  periodic: Any = False, reorder: bool = False) -> None:
         where = "Decomposition"
         self._handle = 0
         if not isinstance(dims, str):
             raise TypeError(f"{where}: dims must be a str such as 'IJ', got {dims!r}")
-        labels = [x for x in dims.split(",")] if "," in dims else list(dims)
+        labels = dims.split(",") if "," in dims else list(dims)
         n = len(labels)
         o = _m.DecompOptions()
         check(_lib.gtstorage_decomp_options_init_sized(ctypes.byref(o), ctypes.sizeof(o)), where)
         o.ndim = n
         o.comm = _comm_handle(where, comm)
-        keep: List[Any] = []
+        keep: list[Any] = []
         cdims = dims.encode("ascii", "strict") if dims.isascii() else None
         if cdims is None or b"\0" in cdims:
             raise ValueError(f"{where}: dims must be ASCII labels such as 'IJ', got {dims!r}")
@@ -212,7 +213,7 @@ class Decomposition:
         return int(self._info.ndim)
 
     @property
-    def dims(self) -> Tuple[str, ...]:
+    def dims(self) -> tuple[str, ...]:
         """Labels of the decomposed dims, in grid order."""
         return tuple(self._info.dims[k].value.decode() for k in range(self.ndim))
 
@@ -227,33 +228,33 @@ class Decomposition:
         return int(self._info.size)
 
     @property
-    def proc_dims(self) -> Tuple[int, ...]:
+    def proc_dims(self) -> tuple[int, ...]:
         """Processes per decomposed dim."""
         return tuple(int(self._info.proc_dims[k]) for k in range(self.ndim))
 
     @property
-    def periodic(self) -> Tuple[bool, ...]:
+    def periodic(self) -> tuple[bool, ...]:
         """Periodicity per decomposed dim."""
         return tuple(bool(self._info.periodic[k]) for k in range(self.ndim))
 
     @property
-    def coords(self) -> Tuple[int, ...]:
+    def coords(self) -> tuple[int, ...]:
         """This process's coordinates in the grid."""
         return tuple(int(self._info.coords[k]) for k in range(self.ndim))
 
     @property
-    def neighbors(self) -> Tuple[Tuple[Optional[int], Optional[int]], ...]:
+    def neighbors(self) -> tuple[tuple[int | None, int | None], ...]:
         """(lower, upper) neighbour rank per decomposed dim; None at a non-periodic edge."""
-        return tuple(tuple(None if r < 0 else int(r) for r in self._info.neighbors[k])
-                     for k in range(self.ndim))
+        return tuple((None if lo < 0 else int(lo), None if hi < 0 else int(hi))
+                     for lo, hi in (self._info.neighbors[k] for k in range(self.ndim)))
 
     @property
     def comm_handle(self) -> int:
         """Fortran handle of the grid's Cartesian communicator (owned by the decomposition)."""
         return int(self._info.comm)
 
-    def local_extent(self, global_shape: Sequence[int], rank: Optional[int] = None
-                     ) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+    def local_extent(self, global_shape: Sequence[int], rank: int | None = None
+                     ) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The block of a global domain that a process owns.
 
         Parameters
@@ -279,9 +280,9 @@ class Decomposition:
                                                  ext), where)
         return tuple(off[:n]), tuple(ext[:n])
 
-    def exchange(self, fields: Sequence[Any], *, width: Optional[Sequence[int]] = None,
+    def exchange(self, fields: Sequence[Any], *, width: Sequence[int] | None = None,
                  corners: bool = True, method: str = "auto", side: str = "current",
-                 gpu_aware: Optional[bool] = None) -> "Exchange":
+                 gpu_aware: bool | None = None) -> Exchange:
         """Binds a persistent halo exchange of @p fields (collective).
 
         Parameters
@@ -327,9 +328,9 @@ class Exchange:
     """
 
     def __init__(self, decomposition: Decomposition, fields: Sequence[Any], *,
-                 width: Optional[Sequence[int]] = None, corners: bool = True,
+                 width: Sequence[int] | None = None, corners: bool = True,
                  method: str = "auto", side: str = "current",
-                 gpu_aware: Optional[bool] = None) -> None:
+                 gpu_aware: bool | None = None) -> None:
         where = "Decomposition.exchange"
         self._handle = 0
         if not isinstance(decomposition, Decomposition):
@@ -413,18 +414,18 @@ class Exchange:
         if h:
             check(_lib.gtstorage_exchange_release(h), "Exchange.release")
 
-    def __enter__(self) -> "Exchange":
+    def __enter__(self) -> Exchange:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.release()
 
     @property
-    def info(self) -> Dict[str, int]:
+    def info(self) -> dict[str, int]:
         """What the exchange does per step (gtstorage_exchange_info as a dict)."""
         out = _m.ExchangeInfo()
         out.struct_size = ctypes.sizeof(out)
         check(_lib.gtstorage_exchange_get_info(self._live("info"), ctypes.byref(out)),
               "Exchange.info")
-        return {name: int(getattr(out, name)) for name, _ in out._fields_
+        return {name: int(getattr(out, name)) for name, *_ in out._fields_
                 if name not in ("struct_size", "reserved")}
