@@ -9,15 +9,24 @@ from __future__ import annotations
 
 import ctypes
 import numbers
-from typing import Any, Dict, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from . import _args, _capi
 from ._args import public
 from ._capi import GTStorageError, check, lib
-from ._storage import (_STORAGE_PARAMETERS_DOC, Storage, SyncState, _array_desc, _cai_stream,
-                       _wait_for_producer, _wrap_cuda_array, wrap_buffers)
+from ._storage import (
+    _STORAGE_PARAMETERS_DOC,
+    Storage,
+    SyncState,
+    _array_desc,
+    _cai_stream,
+    _wait_for_producer,
+    _wrap_cuda_array,
+    wrap_buffers,
+)
 
 _UNSET: Any = _args.UNSET  # "not given"
 
@@ -33,12 +42,13 @@ _MANAGED = {
 }
 
 
-def _ints(name: str, values, *, allow_scalar: bool = False) -> list:
+def _ints(name: str, values: Any, *, allow_scalar: bool = False) -> list[int]:
     return _args.int_sequence(name, values, allow_scalar=allow_scalar)
 
 
-def _dims_string(dims) -> str:
+def _dims_string(dims: Any) -> str:
     """Dims labels as the C library's comma-separated string ("I,J,K,0")."""
+    labels: list[str]
     if isinstance(dims, str):
         labels = list(dims) if "," not in dims else dims.split(",")
     else:
@@ -53,13 +63,13 @@ def _dims_string(dims) -> str:
     return ",".join(labels)
 
 
-def _alias(name_a: str, a, name_b: str, b):
+def _alias(name_a: str, a: Any, name_b: str, b: Any) -> Any:
     if a is not _UNSET and b is not _UNSET and a != b:
         raise TypeError(f"{name_a}={a!r} and {name_b}={b!r} are aliases; give only one")
     return a if a is not _UNSET else b
 
 
-def _split_dtype(dtype):
+def _split_dtype(dtype: Any) -> tuple[np.dtype[Any], tuple[int, ...]]:
     """NumPy dtype and the extra trailing dims of a sub-array dtype such as (float, (3,))."""
     dt = _args.dtype(dtype)
     if dt.subdtype is not None:
@@ -76,20 +86,21 @@ _PITCH_PADDING = {"none": _capi.PITCH_PADDING_NONE,
 class _Options:
     """A filled gtstorage_create_options plus the ctypes arrays its pointers refer to."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.struct = _capi.new_struct(_capi.CreateOptions)
-        self.keep = []
-        self.params: Dict[str, Any] = {}
+        self.keep: list[object] = []
+        self.params: dict[str, Any] = {}
 
-    def ptr(self, arr, ctype):
+    def ptr(self, arr: ctypes.Array[Any], ctype: type[Any]) -> Any:
         self.keep.append(arr)
         return ctypes.cast(arr, ctypes.POINTER(ctype))
 
 
-def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=None,
-             dimensions=_UNSET, dims=_UNSET, layout=None, alignment_size=None, halo=None,
-             device=_UNSET, managed=_UNSET, device_id=-1, pinned=False, readonly=False,
-             pitch_padding=None) -> _Options:
+def _options(shape: Any, dtype: Any, *, backend: Any = _UNSET, defaults: Any = _UNSET,
+             aligned_index: Any = None, dimensions: Any = _UNSET, dims: Any = _UNSET,
+             layout: Any = None, alignment_size: Any = None, halo: Any = None,
+             device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = -1,
+             pinned: Any = False, readonly: Any = False, pitch_padding: Any = None) -> _Options:
     o = _Options()
     s = o.struct
     shape = _ints("shape", shape, allow_scalar=True)
@@ -131,7 +142,8 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
     elif sub_shape:
         # The default labels of the base shape come from the library (GT4Py's rule), then the
         # data dimensions of the sub-array dtype follow.
-        labels = list(plan(shape[:base_ndim], dt, backend=preset if preset is not _UNSET else None)["dims"])
+        labels = list(plan(shape[:base_ndim], dt,
+                           backend=preset if preset is not _UNSET else None)["dims"])
         labels += [str(i) for i in range(len(sub_shape))]
         d = ",".join(labels).encode("ascii")
         o.keep.append(d)
@@ -146,11 +158,12 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
         s.layout = o.ptr(_capi.int32_array(lay, "layout"), ctypes.c_int32)
         o.params["layout_given"] = True
 
-    if isinstance(halo, (numbers.Integral, np.integer)) and not isinstance(halo, bool):
+    if not isinstance(halo, bool) and isinstance(halo, (numbers.Integral, np.integer)):
         halo = [halo] * base_ndim  # one width for every (non-data) dimension
     if halo is not None:
         if isinstance(halo, (str, bytes)) or not hasattr(halo, "__iter__"):
-            raise TypeError(f"halo must be a sequence of ints or (lower, upper) pairs, got {halo!r}")
+            raise TypeError("halo must be a sequence of ints or (lower, upper) pairs, "
+                            f"got {halo!r}")
         flat = []
         for h in halo:
             if _args.is_int(h):
@@ -158,7 +171,8 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
             else:
                 pair = _ints("halo", h)
                 if len(pair) != 2:
-                    raise ValueError(f"halo entries must be ints or (lower, upper) pairs, got {h!r}")
+                    raise ValueError("halo entries must be ints or (lower, upper) pairs, "
+                                     f"got {h!r}")
                 flat += pair
         n = len(flat) // 2
         if n == base_ndim and sub_shape:
@@ -173,7 +187,8 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
         if len(ai) == base_ndim and sub_shape:
             ai += [0] * len(sub_shape)
         if len(ai) != ndim:
-            raise ValueError(f"aligned_index {tuple(ai)} has {len(ai)} entries for {ndim} dimensions")
+            raise ValueError(f"aligned_index {tuple(ai)} has {len(ai)} entries for {ndim} "
+                             "dimensions")
         s.aligned_index = o.ptr(_capi.int64_array(ai), ctypes.c_int64)
 
     if alignment_size is not None:
@@ -202,7 +217,8 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
     else:
         key = managed.lower() if isinstance(managed, str) else managed
         if key not in _MANAGED:
-            raise ValueError(f"managed must be None, 'gtstorage' (or 'gt4py') or 'cuda', got {managed!r}")
+            raise ValueError("managed must be None, 'gtstorage' (or 'gt4py') or 'cuda', "
+                             f"got {managed!r}")
         s.managed = _MANAGED[key]
 
     s.device_id = _args.int_scalar("device_id", device_id, _args.INT32_MIN, _args.INT32_MAX)
@@ -218,7 +234,7 @@ def _options(shape, dtype, *, backend=_UNSET, defaults=_UNSET, aligned_index=Non
     return o
 
 
-def _fingerprint(value):
+def _fingerprint(value: Any) -> tuple[object, ...]:
     """A hashable key that tells 8 from 8.0 and True (equal as dict keys) and lists from tuples;
     TypeError for unhashable values."""
     t = type(value)
@@ -231,10 +247,11 @@ def _fingerprint(value):
 # Validated options of empty/zeros/ones calls, by argument fingerprint: a model allocates the same
 # few fields again and again. Bounded (cleared past 512 entries); the struct is only read by
 # gtstorage_create, so threads may share an entry.
-_options_cache: Dict[tuple, _Options] = {}
+_options_cache: dict[tuple[object, ...], _Options] = {}
 
 
-def _cached_options(init: int, shape, dtype, **kw) -> _Options:
+def _cached_options(init: int, shape: Any, dtype: Any, **kw: Any) -> _Options:
+    key: tuple[object, ...] | None
     try:
         key = (init, _fingerprint(shape), dtype, _fingerprint(tuple(kw.values())))
     except TypeError:  # unhashable (a callable layout is hashable; a dict is not): no cache
@@ -250,7 +267,8 @@ def _cached_options(init: int, shape, dtype, **kw) -> _Options:
     return o
 
 
-def _create(o: _Options, init: int, context: str, *, fill=None, source=None) -> Storage:
+def _create(o: _Options, init: int, context: str, *, fill: np.ndarray | None = None,
+            source: _capi.Array | None = None) -> Storage:
     if o.struct.init != init:
         o.struct.init = init
     if fill is not None:
@@ -325,12 +343,12 @@ def _doc(summary: str) -> str:
 
 
 @public()
-def empty(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: Any = _UNSET,
-          defaults: Any = _UNSET, aligned_index: Optional[Sequence[int]] = None,
+def empty(shape: int | Sequence[int], dtype: Any = np.float64, *, backend: Any = _UNSET,
+          defaults: Any = _UNSET, aligned_index: Sequence[int] | None = None,
           dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
-          alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
+          alignment_size: int | None = None, halo: Any = None, device: Any = _UNSET,
           managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
-          readonly: bool = False, pitch_padding: Optional[str] = None) -> Storage:
+          readonly: bool = False, pitch_padding: str | None = None) -> Storage:
     o = _cached_options(_capi.INIT_UNINITIALIZED, shape, dtype, backend=backend, defaults=defaults,
                         aligned_index=aligned_index, dimensions=dimensions, dims=dims,
                         layout=layout, alignment_size=alignment_size, halo=halo, device=device,
@@ -340,12 +358,12 @@ def empty(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend:
 
 
 @public()
-def zeros(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: Any = _UNSET,
-          defaults: Any = _UNSET, aligned_index: Optional[Sequence[int]] = None,
+def zeros(shape: int | Sequence[int], dtype: Any = np.float64, *, backend: Any = _UNSET,
+          defaults: Any = _UNSET, aligned_index: Sequence[int] | None = None,
           dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
-          alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
+          alignment_size: int | None = None, halo: Any = None, device: Any = _UNSET,
           managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
-          readonly: bool = False, pitch_padding: Optional[str] = None) -> Storage:
+          readonly: bool = False, pitch_padding: str | None = None) -> Storage:
     o = _cached_options(_capi.INIT_ZEROS, shape, dtype, backend=backend, defaults=defaults,
                         aligned_index=aligned_index, dimensions=dimensions, dims=dims,
                         layout=layout, alignment_size=alignment_size, halo=halo, device=device,
@@ -355,12 +373,12 @@ def zeros(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend:
 
 
 @public()
-def ones(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: Any = _UNSET,
-         defaults: Any = _UNSET, aligned_index: Optional[Sequence[int]] = None,
+def ones(shape: int | Sequence[int], dtype: Any = np.float64, *, backend: Any = _UNSET,
+         defaults: Any = _UNSET, aligned_index: Sequence[int] | None = None,
          dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
-         alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
+         alignment_size: int | None = None, halo: Any = None, device: Any = _UNSET,
          managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
-         readonly: bool = False, pitch_padding: Optional[str] = None) -> Storage:
+         readonly: bool = False, pitch_padding: str | None = None) -> Storage:
     o = _cached_options(_capi.INIT_ONES, shape, dtype, backend=backend, defaults=defaults,
                         aligned_index=aligned_index, dimensions=dimensions, dims=dims,
                         layout=layout, alignment_size=alignment_size, halo=halo, device=device,
@@ -370,13 +388,13 @@ def ones(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: 
 
 
 @public()
-def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: Any = np.float64, *,
+def full(shape: int | Sequence[int], fill_value: Any, dtype: Any = np.float64, *,
          backend: Any = _UNSET, defaults: Any = _UNSET,
-         aligned_index: Optional[Sequence[int]] = None, dimensions: Any = _UNSET,
-         dims: Any = _UNSET, layout: Any = None, alignment_size: Optional[int] = None,
+         aligned_index: Sequence[int] | None = None, dimensions: Any = _UNSET,
+         dims: Any = _UNSET, layout: Any = None, alignment_size: int | None = None,
          halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET, device_id: int = -1,
          pinned: bool = False, readonly: bool = False,
-         pitch_padding: Optional[str] = None) -> Storage:
+         pitch_padding: str | None = None) -> Storage:
     o = _options(shape, dtype, backend=backend, defaults=defaults, aligned_index=aligned_index,
                  dimensions=dimensions, dims=dims, layout=layout, alignment_size=alignment_size,
                  halo=halo, device=device, managed=managed, device_id=device_id, pinned=pinned,
@@ -396,7 +414,7 @@ full.__doc__ = _doc("""Storage filled with ``fill_value`` (GDP-3 ``full``).""").
 """, 1)
 
 
-def _scalar(value, dtype: np.dtype) -> np.ndarray:
+def _scalar(value: Any, dtype: np.dtype[Any]) -> np.ndarray:
     _args.array_source("fill_value", value)
     if isinstance(value, Storage):
         value = value.__array__()
@@ -406,7 +424,7 @@ def _scalar(value, dtype: np.dtype) -> np.ndarray:
     return np.array(arr, dtype=dtype)
 
 
-def _source_array(data):
+def _source_array(data: Any) -> tuple[np.ndarray | None, Storage | None]:
     """(host ndarray or None, device storage or None) for a copy source."""
     _args.array_source("data", data)
     if isinstance(data, Storage):
@@ -427,17 +445,19 @@ def _copyable_host(host: np.ndarray, base: np.dtype) -> np.ndarray:
 
 @public()
 def from_array(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults: Any = _UNSET,
-               aligned_index: Optional[Sequence[int]] = None, dimensions: Any = _UNSET,
-               dims: Any = _UNSET, layout: Any = None, alignment_size: Optional[int] = None,
+               aligned_index: Sequence[int] | None = None, dimensions: Any = _UNSET,
+               dims: Any = _UNSET, layout: Any = None, alignment_size: int | None = None,
                halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET,
                device_id: int = -1, pinned: bool = False, readonly: bool = False,
-               pitch_padding: Optional[str] = None) -> Storage:
+               pitch_padding: str | None = None) -> Storage:
     host, src = _source_array(data)
-    src_dtype = (host if host is not None else src).dtype
+    ref = host if host is not None else src
+    assert ref is not None  # _source_array gives one of the two
+    src_dtype = ref.dtype
     dt = src_dtype if dtype is None else _args.dtype(dtype)
     if dtype is None and not dt.isnative:
         dt = dt.newbyteorder("=")  # the library stores native byte order; the copy converts
-    shape = tuple(host.shape if host is not None else src.shape)
+    shape = tuple(ref.shape)
     base, sub_shape = _split_dtype(dt)
     if sub_shape:
         if shape[len(shape) - len(sub_shape):] != sub_shape:
@@ -455,13 +475,15 @@ def from_array(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults:
         del keep
         return out
     out = _create(o, _capi.INIT_UNINITIALIZED, "from_array")
+    assert src is not None
     check(lib.gtstorage_copy(out._handle, src._handle), "from_array")
     return out
 
 
 from_array.__doc__ = _doc("""New storage with a copy of ``data`` (any source layout, host or
     device, converted to ``dtype``; None keeps the data's dtype). The copy changes layout in the
-    C library (multi-threaded, cache-blocked). ``data``'s ``__gt_dims__`` are the default dims.""").replace(
+    C library (multi-threaded, cache-blocked). ``data``'s ``__gt_dims__`` are the default dims."""
+    ).replace(
     """    shape : int or sequence of int
         Extents in elements, halo included (a sub-array ``dtype`` appends data dimensions).
     dtype : dtype-like, optional
@@ -477,14 +499,16 @@ from_array.__doc__ = _doc("""New storage with a copy of ``data`` (any source lay
 # ---- GDP-3 *_like ------------------------------------------------------------------------------
 
 
-def _like_kwargs(data, dtype, kwargs: Dict[str, Any]):
+def _like_kwargs(data: Any, dtype: Any,
+                 kwargs: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
     """Shape, dtype and keywords of a *_like call: unset parameters taken from ``data``."""
     kw = {k: v for k, v in kwargs.items() if v is not _UNSET}
     if isinstance(data, Storage):
         shape = data.shape
         dt = data.dtype if dtype is None else dtype
         p = data._params
-        override_layout = any(k in kw for k in ("layout", "dims", "dimensions", "backend", "defaults"))
+        override_layout = any(k in kw for k in ("layout", "dims", "dimensions", "backend",
+                                                "defaults"))
         if "backend" not in kw and "defaults" not in kw and "backend" in p:
             kw["backend"] = p["backend"]
         if "dims" not in kw and "dimensions" not in kw:
@@ -528,8 +552,8 @@ _LIKE_DOC = """{what} storage shaped like ``data`` (GDP-3 ``{name}_like``).
 
     Every parameter not given is taken from ``data`` (a Storage: shape, dtype, preset, dims,
     layout, halo, aligned index, alignment, device, managed, device id, pinned, pitch padding;
-    an array: shape, dtype and ``__gt_dims__``). ``shape`` cannot be overridden; a sub-array ``dtype`` appends
-    its extents to it (as NumPy's ``*_like`` do).
+    an array: shape, dtype and ``__gt_dims__``). ``shape`` cannot be overridden; a sub-array
+    ``dtype`` appends its extents to it (as NumPy's ``*_like`` do).
 """
 
 
@@ -609,14 +633,15 @@ for _f, _n, _what in ((empty_like, "empty", "An uninitialized"), (zeros_like, "z
 """)
     assert _params != _PARAMETERS_DOC
     _f.__doc__ = _LIKE_DOC.format(name=_n, what=_what) + _params
-    _f.__wrapped__.__doc__ = _f.__doc__
+    # (__wrapped__ is set by @public's functools.wraps; the type of _f does not say so.)
+    _f.__wrapped__.__doc__ = _f.__doc__  # type: ignore[union-attr]
 del _f, _n, _what, _params
 
 
 # ---- GDP-3 wrapping -----------------------------------------------------------------------------
 
 
-def _host_interface(data) -> Dict[str, Any]:
+def _host_interface(data: Any) -> dict[str, Any]:
     """Array-interface dict of a host buffer (no copy), with a NumPy array keeping it alive."""
     if isinstance(data, np.ndarray):
         arr = data
@@ -646,12 +671,12 @@ def _host_interface(data) -> Dict[str, Any]:
 @public()
 def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = None,
                dims: Any = _UNSET, dimensions: Any = _UNSET, halo: Any = None,
-               readonly: Optional[bool] = None, device_id: int = -1,
-               shape: Optional[Sequence[int]] = None, dtype: Any = None,
-               layout: Optional[Sequence[int]] = None, managed: Any = _UNSET, device: Any = _UNSET,
+               readonly: bool | None = None, device_id: int = -1,
+               shape: Sequence[int] | None = None, dtype: Any = None,
+               layout: Sequence[int] | None = None, managed: Any = _UNSET, device: Any = _UNSET,
                backend: Any = _UNSET, defaults: Any = _UNSET,
-               aligned_index: Optional[Sequence[int]] = None,
-               alignment_size: Optional[int] = None) -> Storage:
+               aligned_index: Sequence[int] | None = None,
+               alignment_size: int | None = None) -> Storage:
     """Storage over existing memory, without copying (GDP-3 ``as_storage``).
 
     Every parameter given is validated against the buffer (GDP-3), and the error says what does
@@ -746,7 +771,8 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
     if device_data is None and _is_dlpack_only(data):
         return _as_storage_dlpack(data, dims=_alias("dimensions", dimensions, "dims", dims),
                                   halo=halo, readonly=readonly, shape=shape, dtype=dtype,
-                                  layout=layout, preset=_alias("backend", backend, "defaults", defaults),
+                                  layout=layout,
+                                  preset=_alias("backend", backend, "defaults", defaults),
                                   aligned_index=aligned_index, alignment_size=alignment_size,
                                   device=device, managed=managed, device_id=device_id,
                                   sync_state=sync_state)
@@ -765,21 +791,26 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
         cai = device_data.__cuda_array_interface__
         dev_stream = _cai_stream(cai)
         dev = {"data": int(cai["data"][0]) or None, "shape": tuple(int(s) for s in cai["shape"]),
-               "strides": None if cai.get("strides") is None else tuple(int(s) for s in cai["strides"]),
+               "strides": (None if cai.get("strides") is None
+                           else tuple(int(s) for s in cai["strides"])),
                "typestr": np.dtype(cai["typestr"]).str, "readonly": bool(cai["data"][1])}
         if host is not None:
             if tuple(host["shape"]) != dev["shape"] or host["typestr"] != dev["typestr"]:
-                raise ValueError(f"as_storage: data {host['shape']} {host['typestr']} and device_data "
-                                 f"{dev['shape']} {dev['typestr']} differ in shape or dtype")
+                raise ValueError(f"as_storage: data {host['shape']} {host['typestr']} and "
+                                 f"device_data {dev['shape']} {dev['typestr']} differ in shape "
+                                 "or dtype")
     ref = host if host is not None else dev
+    assert ref is not None  # data or device_data is given (checked above)
     if shape is not None and tuple(_ints("shape", shape, allow_scalar=True)) != tuple(ref["shape"]):
-        raise ValueError(f"as_storage: shape {tuple(shape)} does not match the buffer's {tuple(ref['shape'])}")
+        raise ValueError(f"as_storage: shape {tuple(shape)} does not match the buffer's "
+                         f"{tuple(ref['shape'])}")
     if dtype is not None and _args.dtype(dtype).str != ref["typestr"]:
         raise ValueError(f"as_storage: dtype {_args.dtype(dtype)} does not match the buffer's "
                          f"{ref['typestr']}")
     ndim = len(ref["shape"])
     d = _alias("dimensions", dimensions, "dims", dims)
-    if (d is _UNSET or d is None) and hasattr(data if data is not None else device_data, "__gt_dims__"):
+    if (d is _UNSET or d is None) and hasattr(data if data is not None else device_data,
+                                              "__gt_dims__"):
         d = tuple((data if data is not None else device_data).__gt_dims__)
     dims_str = None if d is _UNSET or d is None else _dims_string(d)
     halo_flat = None if halo is None else _halo_flat(halo, ndim)
@@ -824,7 +855,7 @@ def as_storage(data: Any = None, device_data: Any = None, *, sync_state: Any = N
     return _wait_for_producer(st, dev_stream) if dev is not None else st
 
 
-def _library_storage(data) -> Optional[Storage]:
+def _library_storage(data: object) -> Storage | None:
     """The Storage whose whole view @p data is (a drop-in array over libgtstorage memory with
     that storage's address, shape and strides), else None."""
     from ._allocation import _library_allocation
@@ -846,12 +877,13 @@ def _library_storage(data) -> Optional[Storage]:
     return st if same else None
 
 
-def _strides_of(interface) -> tuple:
+def _strides_of(interface: dict[str, Any]) -> tuple[int, ...]:
     """Byte strides of an array interface (C-contiguous when it says None)."""
     strides = interface.get("strides")
     if strides is not None:
         return tuple(int(x) for x in strides)
-    step, out = np.dtype(interface["typestr"]).itemsize, []
+    out: list[int] = []
+    step = np.dtype(interface["typestr"]).itemsize
     for extent in reversed(tuple(interface["shape"])):
         out.append(step)
         step *= int(extent)
@@ -862,9 +894,10 @@ _MANAGED_NAMES = {None: False, False: False, "none": False, "gtstorage": "gtstor
                   "gt4py": "gtstorage", "mirror": "gtstorage", "cuda": "cuda", "unified": "cuda"}
 
 
-def _as_storage_of_storage(st: Storage, *, sync_state, dims, halo, readonly, device_id, shape,
-                           dtype, layout, managed, device, preset, aligned_index,
-                           alignment_size) -> Storage:
+def _as_storage_of_storage(st: Storage, *, sync_state: Any, dims: Any, halo: Any,
+                           readonly: Any, device_id: Any, shape: Any, dtype: Any, layout: Any,
+                           managed: Any, device: Any, preset: Any, aligned_index: Any,
+                           alignment_size: Any) -> Storage:
     """GDP-3 ``as_storage`` of a gtstorage Storage: a view of the same buffers that shares its
     sync state. A storage's parameters are fixed, so every given parameter is checked against it
     (ValueError saying what does not match); ``readonly=True`` of a writable storage gives a
@@ -886,9 +919,9 @@ def _as_storage_of_storage(st: Storage, *, sync_state, dims, halo, readonly, dev
             raise ValueError(f"dims {labels} do not match the storage's dims {st.dims}")
     if halo is not None:
         flat = _halo_flat(halo, st.ndim)
-        want = tuple((flat[2 * d], flat[2 * d + 1]) for d in range(len(flat) // 2))
-        if want != st.halo:
-            raise ValueError(f"halo {want} does not match the storage's halo {st.halo}")
+        want_halo = tuple((flat[2 * d], flat[2 * d + 1]) for d in range(len(flat) // 2))
+        if want_halo != st.halo:
+            raise ValueError(f"halo {want_halo} does not match the storage's halo {st.halo}")
     _check_fixed(st, device=device, managed=managed, device_id=device_id, sync_state=sync_state)
     if readonly is not None and not readonly and st.readonly:
         raise ValueError("readonly=False was asked for, but the storage is read-only")
@@ -900,7 +933,8 @@ def _as_storage_of_storage(st: Storage, *, sync_state, dims, halo, readonly, dev
     return view
 
 
-def _check_fixed(st: Storage, *, device, managed, device_id, sync_state) -> None:
+def _check_fixed(st: Storage, *, device: Any, managed: Any, device_id: Any,
+                 sync_state: Any) -> None:
     """Checks GDP-3 parameters that a storage fixed when it was made (its buffers' place,
     management, device and sync state) against the values given to ``as_storage``; a mismatch
     is a ValueError saying what does not match."""
@@ -974,7 +1008,7 @@ def _readonly_view(st: Storage) -> Storage:
     return out
 
 
-def _is_dlpack_only(data) -> bool:
+def _is_dlpack_only(data: Any) -> bool:
     """A DLPack producer that offers no NumPy/buffer interface (torch tensors, JAX arrays), or a
     DLPack capsule itself."""
     if type(data).__name__ == "PyCapsule":
@@ -990,9 +1024,10 @@ def _is_dlpack_only(data) -> bool:
         return True
 
 
-def _as_storage_dlpack(data, *, dims, halo, readonly, shape, dtype, layout, preset,
-                       aligned_index, alignment_size, device, managed, device_id,
-                       sync_state) -> Storage:
+def _as_storage_dlpack(data: Any, *, dims: Any, halo: Any, readonly: Any, shape: Any,
+                       dtype: Any, layout: Any, preset: Any, aligned_index: Any,
+                       alignment_size: Any, device: Any, managed: Any, device_id: Any,
+                       sync_state: Any) -> Storage:
     from ._dlpack_import import wrap_dlpack
 
     dims_str = None if dims is _UNSET or dims is None else _dims_string(dims)
@@ -1018,7 +1053,7 @@ def _as_storage_dlpack(data, *, dims, halo, readonly, shape, dtype, layout, pres
     return st
 
 
-def _halo_flat(halo, ndim: Optional[int]) -> list:
+def _halo_flat(halo: Any, ndim: int | None) -> list[int]:
     if _args.is_int(halo):
         if ndim is None:
             raise TypeError("halo must be a sequence when the buffer's ndim is unknown")
@@ -1039,7 +1074,8 @@ def _halo_flat(halo, ndim: Optional[int]) -> list:
     return flat
 
 
-def _validate(st: Storage, preset, aligned_index, alignment_size, layout) -> None:
+def _validate(st: Storage, preset: Any, aligned_index: Any, alignment_size: Any,
+              layout: Any) -> None:
     """GDP-3: "the consistency of the parameters with the buffers is validated". Checks the
     wrapped storage @p st against a preset (stride order for its dims, alignment of the aligned
     element), an explicit layout, aligned_index and alignment_size; raises ValueError naming
@@ -1077,7 +1113,8 @@ def _validate(st: Storage, preset, aligned_index, alignment_size, layout) -> Non
                 f"the buffer's stride order {st.layout} (strides {st.strides}) is not preset "
                 f"{preset!r}'s {p['layout']} for dims {st.dims}")
         if p["device"] == "gpu" and not st._has_device:
-            raise ValueError(f"preset {preset!r} is a device preset, but no device buffer was given")
+            raise ValueError(f"preset {preset!r} is a device preset, but no device buffer was "
+                             "given")
         if alignment is None:
             alignment = p["alignment_bytes"]
     if alignment is not None and alignment > 1:
@@ -1091,7 +1128,7 @@ def _validate(st: Storage, preset, aligned_index, alignment_size, layout) -> Non
 
 @public()
 def storage(data: Any = None, device_data: Any = None, *, dtype: Any = None, copy: bool = True,
-            sync_state: Any = None, shape: Optional[Sequence[int]] = None, backend: Any = _UNSET,
+            sync_state: Any = None, shape: Sequence[int] | None = None, backend: Any = _UNSET,
             defaults: Any = _UNSET, aligned_index: Any = None, dimensions: Any = _UNSET,
             dims: Any = _UNSET, layout: Any = None, alignment_size: Any = None, halo: Any = None,
             device: Any = _UNSET, managed: Any = _UNSET, device_id: int = -1,
@@ -1132,19 +1169,21 @@ def storage(data: Any = None, device_data: Any = None, *, dtype: Any = None, cop
     return from_array(source, dtype, **common)
 
 
-storage.__doc__ = storage.__wrapped__.__doc__ = storage.__doc__.format(
-    parameters=_STORAGE_PARAMETERS_DOC)
+if storage.__doc__:  # (None under python -OO)
+    # (__wrapped__ is set by @public's functools.wraps; the type of storage does not say so.)
+    storage.__doc__ = storage.__wrapped__.__doc__ = (  # type: ignore[attr-defined]
+        storage.__doc__.format(parameters=_STORAGE_PARAMETERS_DOC))
 
 
 # ---- library queries ----------------------------------------------------------------------------
 
 
 @public()
-def plan(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: Any = _UNSET,
-         defaults: Any = _UNSET, aligned_index: Optional[Sequence[int]] = None,
+def plan(shape: int | Sequence[int], dtype: Any = np.float64, *, backend: Any = _UNSET,
+         defaults: Any = _UNSET, aligned_index: Sequence[int] | None = None,
          dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
-         alignment_size: Optional[int] = None, halo: Any = None, device: Any = _UNSET,
-         managed: Any = _UNSET, pitch_padding: Optional[str] = None) -> Dict[str, Any]:
+         alignment_size: int | None = None, halo: Any = None, device: Any = _UNSET,
+         managed: Any = _UNSET, pitch_padding: str | None = None) -> dict[str, Any]:
     """The library's allocation plan for these parameters, allocating nothing.
 
     Parameters
@@ -1158,7 +1197,9 @@ def plan(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: 
         ``shape``, ``padded_shape``, ``strides`` (bytes), ``layout``, ``halo``,
         ``aligned_index``, ``dims``, ``dtype``, ``preset``, ``itemsize``, ``alignment_bytes``,
         ``byte_offset``, ``padded_bytes``, ``allocation_bytes``, ``contiguous_dim``, ``device``.
-    """
+    """  # noqa: E501 - numpydoc wants the shared parameter names on one line
+    key: tuple[object, ...] | None
+    cached: dict[str, Any] | None
     try:
         if (aligned_index is None and layout is None and alignment_size is None and halo is None
                 and device is _UNSET and managed is _UNSET and pitch_padding is None
@@ -1189,11 +1230,11 @@ def plan(shape: Union[int, Sequence[int]], dtype: Any = np.float64, *, backend: 
 
 # Plans by argument fingerprint (plan() is pure: the same arguments give the same plan; a
 # preset's plan does not depend on the device backend or the current device). Bounded.
-_plans: Dict[tuple, Dict[str, Any]] = {}
+_plans: dict[tuple[object, ...], dict[str, Any]] = {}
 _LABEL_TYPES = (type(None), type(_UNSET), str)
 
 
-def _plan_of(o: _Options, context: str) -> Dict[str, Any]:
+def _plan_of(o: _Options, context: str) -> dict[str, Any]:
     """The library's plan (gtstorage_plan) of prepared options, as :func:`plan` returns it."""
     out = _capi.new_struct(_capi.PlanInfo)
     check(lib.gtstorage_plan(ctypes.byref(o.struct), ctypes.byref(out)), context)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any, Dict, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from . import _args, _capi
 from ._args import public
 from ._capi import check, lib
 from ._storage import _OwnedReference
+
+if TYPE_CHECKING:
+    from ._creation import _Options
 
 __all__ = ["empty", "zeros", "ones", "full", "from_array", "empty_like", "zeros_like",
            "ones_like", "full_like"]
@@ -34,36 +38,38 @@ class _Prepared:
 
     __slots__ = ("options", "device", "host_interface", "shape", "shape_types", "address")
 
-    def __init__(self, options, device: bool, shape):
+    def __init__(self, options: _Options, device: bool, shape: Any):
         self.options = options
         self.device = device
         self.shape = shape
         self.shape_types = _types(shape)
         self.address = ctypes.addressof(options.struct)  # what the native extension takes
-        self.host_interface: Optional[Dict[str, Any]] = None  # shape/strides/typestr, no data
+        self.host_interface: dict[str, Any] | None = None  # shape/strides/typestr, no data
 
 
 # (init, shape, dtype, backend, aligned_index, dimensions, layout, alignment_size, pitch_padding,
 # shape element types) -> _Prepared. Bounded: cleared when it grows past 512 entries.
-_prepared: Dict[tuple, _Prepared] = {}
+_prepared: dict[tuple[object, ...], _Prepared] = {}
 _prepared_lock = threading.Lock()
-_device_presets: Optional[Dict[str, bool]] = None
+_device_presets: dict[str, bool] | None = None
 
 
-def _is_device_backend(backend: Optional[str]) -> bool:
+def _is_device_backend(backend: str | None) -> bool:
     global _device_presets
     if _device_presets is None:
         from . import presets
 
         _device_presets = {p["name"]: p["device"] == "gpu" for p in presets()}
-    return bool(backend) and _device_presets.get(backend, False)
+    if not backend:
+        return False
+    return _device_presets.get(backend, False)
 
 
-def _key_part(value):
+def _key_part(value: Any) -> Any:
     return tuple(value) if type(value) is list else value
 
 
-def _native_order(dtype):
+def _native_order(dtype: Any) -> Any:
     """GT4Py's element type for @p dtype: a non-native byte order becomes the native one
     (``">f8"`` allocates float64 arrays, as gt4py.storage does)."""
     dt = _args.dtype(dtype)
@@ -73,9 +79,11 @@ def _native_order(dtype):
     return dtype if dt.isnative else dt.newbyteorder("=")
 
 
-def _prepare(init: int, shape, dtype, backend, aligned_index, dimensions, layout,
-             alignment_size, pitch_padding=None, device_id=None) -> _Prepared:
+def _prepare(init: int, shape: Any, dtype: Any, backend: Any, aligned_index: Any,
+             dimensions: Any, layout: Any, alignment_size: Any, pitch_padding: Any = None,
+             device_id: Any = None) -> _Prepared:
     """The cached _Prepared of these arguments, validated on first use."""
+    key: tuple[object, ...] | None
     try:
         if (aligned_index is None and dimensions is None and layout is None
                 and alignment_size is None and pitch_padding is None and device_id is None):
@@ -118,7 +126,7 @@ def _prepare(init: int, shape, dtype, backend, aligned_index, dimensions, layout
     return entry
 
 
-def _device_id(backend, device_id) -> int:
+def _device_id(backend: Any, device_id: Any) -> int:
     """The C library's device_id of a drop-in call: None is -1 (the current device); host
     backends take only None or 0, as gt4py.next's CPU allocator."""
     if device_id is None:
@@ -137,7 +145,8 @@ def _device_id(backend, device_id) -> int:
 _CARTESIAN = ("I", "J", "K")
 
 
-def _gt4py_dimensions(shape, dtype, aligned_index, dimensions):
+def _gt4py_dimensions(shape: Any, dtype: Any, aligned_index: Any,
+                      dimensions: Any) -> tuple[Any, Any, Any, Any]:
     """GT4Py's reading of ``dimensions``, as labels the C library lays out by name.
 
     GT4Py 1.2.3 (``gt4py.storage.cartesian.layout.layout_maker_factory``) applies a backend's
@@ -179,12 +188,13 @@ def _gt4py_dimensions(shape, dtype, aligned_index, dimensions):
     return tuple(shape) + tuple(sub_shape), base, aligned_index, canonical
 
 
-def _types(shape):
+def _types(shape: Any) -> object:
     return tuple(map(type, shape)) if type(shape) in (tuple, list) else type(shape)
 
 
-def _allocate(init: int, context: str, shape, dtype, backend, aligned_index, dimensions, layout,
-              alignment_size, pitch_padding=None, device_id=None) -> Array:
+def _allocate(init: int, context: str, shape: Any, dtype: Any, backend: Any, aligned_index: Any,
+              dimensions: Any, layout: Any, alignment_size: Any, pitch_padding: Any = None,
+              device_id: Any = None) -> Array:
     """The work of empty/zeros/ones: a cache hit on the common call (a shape tuple, only dtype
     and backend given) costs one dict lookup before the native create."""
     if (aligned_index is None and dimensions is None and layout is None and alignment_size is None
@@ -227,7 +237,7 @@ def _new_array(p: _Prepared, context: str) -> Array:
 
 
 def _array_over_handle(handle: int, device: bool, context: str,
-                       p: Optional[_Prepared] = None) -> Array:
+                       p: _Prepared | None = None) -> Array:
     """The ndarray (or cupy.ndarray) over a handle whose one reference the caller gives up.
     With @p p, the geometry of an earlier allocation from the same options is reused and only
     the address is read."""
@@ -259,12 +269,12 @@ class _DeviceOwner(_OwnedReference):
 
     __slots__ = ("__cuda_array_interface__",)
 
-    def __init__(self, handle: int, interface: Dict[str, Any]):
+    def __init__(self, handle: int, interface: dict[str, Any]):
         super().__init__(handle)
         self.__cuda_array_interface__ = interface
 
 
-def _cupy_array(handle: int, info, context: str) -> Array:
+def _cupy_array(handle: int, info: _capi.InterfaceInfo, context: str) -> Array:
     from ._storage import _CAI_DEVICE_TYPES, _cupy
 
     owner = None
@@ -353,11 +363,11 @@ _DOC_PARTS = {
 }
 
 
-def empty(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
-          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
-          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-          alignment_size: Optional[int] = None,
-          pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
+def empty(shape: int | Sequence[int], dtype: DTypeLike = np.float64, *,
+          backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
+          dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+          alignment_size: int | None = None,
+          pitch_padding: str | None = None, device_id: int | None = None) -> Array:
     """Allocates an array of uninitialized values with the layout a backend wants
     (``gt4py.storage.empty``).
 
@@ -372,11 +382,11 @@ def empty(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
                      dimensions, layout, alignment_size, pitch_padding, device_id)
 
 
-def zeros(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
-          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
-          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-          alignment_size: Optional[int] = None,
-          pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
+def zeros(shape: int | Sequence[int], dtype: DTypeLike = np.float64, *,
+          backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
+          dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+          alignment_size: int | None = None,
+          pitch_padding: str | None = None, device_id: int | None = None) -> Array:
     """Allocates an array filled with 0 (``gt4py.storage.zeros``).
 
     Parameters
@@ -390,11 +400,11 @@ def zeros(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
                      dimensions, layout, alignment_size, pitch_padding, device_id)
 
 
-def ones(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
-         backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
-         dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-         alignment_size: Optional[int] = None,
-         pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
+def ones(shape: int | Sequence[int], dtype: DTypeLike = np.float64, *,
+         backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
+         dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+         alignment_size: int | None = None,
+         pitch_padding: str | None = None, device_id: int | None = None) -> Array:
     """Allocates an array filled with 1 (``gt4py.storage.ones``).
 
     Parameters
@@ -409,11 +419,11 @@ def ones(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
 
 
 @public()
-def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: DTypeLike = np.float64, *,
-         backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
-         dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-         alignment_size: Optional[int] = None,
-         pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
+def full(shape: int | Sequence[int], fill_value: Any, dtype: DTypeLike = np.float64, *,
+         backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
+         dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+         alignment_size: int | None = None,
+         pitch_padding: str | None = None, device_id: int | None = None) -> Array:
     """Allocates an array filled with ``fill_value`` (``gt4py.storage.full``).
 
     Parameters
@@ -429,8 +439,9 @@ def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: DTypeLike = n
                  alignment_size, pitch_padding, device_id)
 
 
-def _full(context: str, shape, fill_value, dtype, backend, aligned_index, dimensions, layout,
-          alignment_size, pitch_padding=None, device_id=None) -> Array:
+def _full(context: str, shape: Any, fill_value: Any, dtype: Any, backend: Any,
+          aligned_index: Any, dimensions: Any, layout: Any, alignment_size: Any,
+          pitch_padding: Any = None, device_id: Any = None) -> Array:
     _args.array_source("fill_value", fill_value)
     arr = _allocate(_capi.INIT_UNINITIALIZED, context, shape, dtype, backend, aligned_index,
                     dimensions, layout, alignment_size, pitch_padding, device_id)
@@ -438,7 +449,7 @@ def _full(context: str, shape, fill_value, dtype, backend, aligned_index, dimens
     return arr
 
 
-def _data_shape_dtype(data):
+def _data_shape_dtype(data: Any) -> tuple[tuple[int, ...], np.dtype[Any]]:
     """Shape and dtype of array-like @p data without copying it (host or device)."""
     _args.array_source("data", data)
     if hasattr(data, "__cuda_array_interface__") and not hasattr(data, "__array_interface__"):
@@ -454,11 +465,11 @@ def _data_shape_dtype(data):
 
 
 @public()
-def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[str] = "numpy",
-               aligned_index: Optional[Sequence[int]] = None,
-               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-               alignment_size: Optional[int] = None,
-               pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
+def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: str | None = "numpy",
+               aligned_index: Sequence[int] | None = None,
+               dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+               alignment_size: int | None = None,
+               pitch_padding: str | None = None, device_id: int | None = None) -> Array:
     """Allocates an array with a copy of ``data`` (``gt4py.storage.from_array``).
 
     The copy changes layout and converts the element type in the C library (multi-threaded,
@@ -479,10 +490,12 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[st
     from ._creation import _source_array, _split_dtype
 
     host, src = _source_array(data)
-    src_dtype = (host if host is not None else src).dtype
+    ref = host if host is not None else src
+    assert ref is not None  # _source_array gives one of the two
+    src_dtype = ref.dtype
     dt = _native_order(src_dtype if dtype is None else dtype)
     dt = dt if isinstance(dt, np.dtype) else _args.dtype(dt)
-    shape = tuple(host.shape if host is not None else src.shape)
+    shape = tuple(ref.shape)
     base, sub_shape = _split_dtype(dt)
     if sub_shape:
         if shape[len(shape) - len(sub_shape):] != sub_shape:
@@ -502,6 +515,7 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[st
             check(lib.gtstorage_copy_from_array(handle, ctypes.byref(desc)), "from_array")
             del keep
         else:
+            assert src is not None
             check(lib.gtstorage_copy(handle, src._handle), "from_array")
     except BaseException:
         lib.gtstorage_release(handle)
@@ -509,7 +523,7 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: Optional[st
     return _array_over_handle(handle, p.device, "from_array", p)
 
 
-def _like(data, dtype, dimensions):
+def _like(data: Any, dtype: Any, dimensions: Any) -> tuple[Any, Any, Any]:
     shape, dt = _data_shape_dtype(data)
     if dtype is not None:
         dt = _args.dtype(dtype)
@@ -527,11 +541,11 @@ def _like(data, dtype, dimensions):
 
 
 @public()
-def empty_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "numpy",
-               aligned_index: Optional[Sequence[int]] = None,
-               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-               alignment_size: Optional[int] = None,
-               pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
+def empty_like(data: Any, dtype: DTypeLike = None, *, backend: str | None = "numpy",
+               aligned_index: Sequence[int] | None = None,
+               dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+               alignment_size: int | None = None,
+               pitch_padding: str | None = None, device_id: int | None = None) -> Array:
     """Allocates an array of uninitialized values shaped like ``data`` (as :func:`empty`).
 
     GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
@@ -554,11 +568,11 @@ def empty_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
 
 
 @public()
-def zeros_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "numpy",
-               aligned_index: Optional[Sequence[int]] = None,
-               dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-               alignment_size: Optional[int] = None,
-               pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
+def zeros_like(data: Any, dtype: DTypeLike = None, *, backend: str | None = "numpy",
+               aligned_index: Sequence[int] | None = None,
+               dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+               alignment_size: int | None = None,
+               pitch_padding: str | None = None, device_id: int | None = None) -> Array:
     """Allocates an array of zeros shaped like ``data`` (as :func:`zeros`).
 
     GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
@@ -581,11 +595,11 @@ def zeros_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "
 
 
 @public()
-def ones_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "numpy",
-              aligned_index: Optional[Sequence[int]] = None,
-              dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-              alignment_size: Optional[int] = None,
-              pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
+def ones_like(data: Any, dtype: DTypeLike = None, *, backend: str | None = "numpy",
+              aligned_index: Sequence[int] | None = None,
+              dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+              alignment_size: int | None = None,
+              pitch_padding: str | None = None, device_id: int | None = None) -> Array:
     """Allocates an array of ones shaped like ``data`` (as :func:`ones`).
 
     GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
@@ -609,10 +623,10 @@ def ones_like(data: Any, dtype: DTypeLike = None, *, backend: Optional[str] = "n
 
 @public()
 def full_like(data: Any, fill_value: Any, dtype: DTypeLike = None, *,
-              backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
-              dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-              alignment_size: Optional[int] = None,
-              pitch_padding: Optional[str] = None, device_id: Optional[int] = None) -> Array:
+              backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
+              dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+              alignment_size: int | None = None,
+              pitch_padding: str | None = None, device_id: int | None = None) -> Array:
     """Allocates an array of ``fill_value`` shaped like ``data`` (as :func:`full`).
 
     GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
@@ -636,12 +650,12 @@ def full_like(data: Any, fill_value: Any, dtype: DTypeLike = None, *,
                  alignment_size, pitch_padding, device_id)
 
 
-def _plan(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
-          backend: Optional[str] = "numpy", aligned_index: Optional[Sequence[int]] = None,
-          dimensions: Optional[Sequence[str]] = None, layout: Optional[Sequence[int]] = None,
-          alignment_size: Optional[int] = None,
-          pitch_padding: Optional[str] = None,
-          device_id: Optional[int] = None) -> Dict[str, Any]:
+def _plan(shape: int | Sequence[int], dtype: DTypeLike = np.float64, *,
+          backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
+          dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+          alignment_size: int | None = None,
+          pitch_padding: str | None = None,
+          device_id: int | None = None) -> dict[str, Any]:
     """The library's plan of a drop-in call (the array's shape, strides, alignment, device)
     allocating nothing, as :func:`gtstorage.gdp3.plan` returns it; device backends need no
     CuPy here (the tests compare GPU layouts with GT4Py's through it)."""
@@ -653,6 +667,8 @@ def _plan(shape: Union[int, Sequence[int]], dtype: DTypeLike = np.float64, *,
 
 
 for _f in (empty, zeros, ones, full, from_array, empty_like, zeros_like, ones_like, full_like):
+    if not _f.__doc__:  # (None under python -OO)
+        continue
     _f.__doc__ = _f.__doc__.format(**_DOC_PARTS)
     if hasattr(_f, "__wrapped__"):  # the @public wrapper shares the text
         _f.__wrapped__.__doc__ = _f.__doc__

@@ -11,7 +11,9 @@ from __future__ import annotations
 import ctypes
 import itertools
 import operator
-from typing import Any, Dict, Optional, Sequence, Tuple
+from collections.abc import Callable, Iterator, Sequence
+from types import ModuleType
+from typing import Any, Literal
 
 import numpy as np
 
@@ -20,19 +22,19 @@ from ._args import UNSET as _UNSET
 from ._capi import GTNoSuchBufferError, check, lib
 
 # Lazily imported optional modules (CuPy is optional everywhere).
-_cupy_module = None
+_cupy_module: ModuleType | None = None
 
 
-def _cupy():
+def _cupy() -> ModuleType:
     global _cupy_module
     if _cupy_module is None:
-        import cupy  # noqa: F401 - ImportError tells the caller CuPy is missing
+        import cupy  # ImportError tells the caller CuPy is missing
 
         _cupy_module = cupy
     return _cupy_module
 
 
-def _cupy_or_none():
+def _cupy_or_none() -> ModuleType | None:
     try:
         return _cupy()
     except ImportError:
@@ -58,7 +60,8 @@ class _OwnedReference:
     def __init__(self, handle: int):
         self.handle = handle
 
-    def __del__(self, _release=_release_quietly):  # bound now: globals may be gone at shutdown
+    def __del__(self, _release: Callable[[int], None] = _release_quietly) -> None:
+        # (_release bound now: globals may be gone at shutdown)
         h, self.handle = getattr(self, "handle", 0), 0
         _release(h)
 
@@ -96,17 +99,18 @@ class SyncState:
         self._value = self._check(state)
 
     @classmethod
-    def _check(cls, state) -> int:
+    def _check(cls, state: Any) -> int:
         try:
             value = operator.index(state)
         except TypeError:
-            raise TypeError(f"sync state must be an int constant of SyncState, got {state!r}") from None
+            raise TypeError("sync state must be an int constant of SyncState, "
+                            f"got {state!r}") from None
         if value not in cls._NAMES:
-            raise ValueError(f"sync state {value} is not one of SYNC_CLEAN (0), SYNC_HOST_DIRTY (1), "
-                             "SYNC_DEVICE_DIRTY (2)")
+            raise ValueError(f"sync state {value} is not one of SYNC_CLEAN (0), "
+                             "SYNC_HOST_DIRTY (1), SYNC_DEVICE_DIRTY (2)")
         return value
 
-    def _bind(self, handle: int) -> "SyncState":
+    def _bind(self, handle: int) -> SyncState:
         check(lib.gtstorage_retain(handle), "sync_state")
         self._handle = handle
         return self
@@ -127,7 +131,7 @@ class SyncState:
         return out.value
 
     @state.setter
-    def state(self, value) -> None:
+    def state(self, value: Any) -> None:
         value = self._check(value)
         if not self._handle:
             self._value = value
@@ -137,17 +141,20 @@ class SyncState:
         else:
             check(lib.gtstorage_modify(self._handle, self._MODIFIED_SIDE[value], 0), "sync_state")
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if isinstance(other, SyncState):
-            return self is other or (not self._handle and not other._handle and self._value == other._value)
+            return self is other or (not self._handle and not other._handle
+                                     and self._value == other._value)
         return NotImplemented
 
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        return f"SyncState({self._NAMES.get(self.state, self.state)}{'' if self._handle else ', unbound'})"
+        unbound = "" if self._handle else ", unbound"
+        return f"SyncState({self._NAMES.get(self.state, self.state)}{unbound})"
 
-    def __del__(self, _release=_release_quietly):  # bound now: globals may be gone at shutdown
+    def __del__(self, _release: Callable[[int], None] = _release_quietly) -> None:
+        # (_release bound now: globals may be gone at shutdown)
         h, self._handle = getattr(self, "_handle", 0), 0
         _release(h)
 
@@ -174,16 +181,16 @@ class _Geometry:
     def __init__(self, info: _capi.InterfaceInfo):
         n = int(info.ndim)
         self.ndim = n
-        self.shape = tuple(info.shape[:n])
-        self.strides = tuple(info.strides[:n])
-        self.typestr = info.typestr.decode("ascii")
-        self.dtype = np.dtype(self.typestr)
+        self.shape: tuple[int, ...] = tuple(info.shape[:n])
+        self.strides: tuple[int, ...] = tuple(info.strides[:n])
+        self.typestr: str = info.typestr.decode("ascii")
+        self.dtype: np.dtype[Any] = np.dtype(self.typestr)
         self.data = int(info.data or 0)
         self.readonly = bool(info.readonly)
-        self.dims = tuple(info.dims[d].value.decode("ascii") for d in range(n))
+        self.dims: tuple[str, ...] = tuple(info.dims[d].value.decode("ascii") for d in range(n))
         self.halo = tuple((int(info.halo[d][0]), int(info.halo[d][1])) for d in range(n))
-        self.origin = tuple(info.origin[:n])
-        self.layout = tuple(info.layout[:n])
+        self.origin: tuple[int, ...] = tuple(info.origin[:n])
+        self.layout: tuple[int, ...] = tuple(info.layout[:n])
         self.aligned_index = tuple(None if a < 0 else int(a) for a in info.aligned_index[:n])
         self.itemsize = int(info.itemsize)
         self.nbytes = int(info.nbytes)
@@ -212,7 +219,7 @@ def _has_side(handle: int, side: int) -> bool:
     return bool(out.value)
 
 
-def _sides_and_class(handle: int):
+def _sides_and_class(handle: int) -> tuple[bool, bool, type[Storage]]:
     """(has host buffer, has device buffer, Storage subclass) of a handle."""
     has_host = _has_side(handle, _capi.SIDE_HOST)
     has_device = _has_side(handle, _capi.SIDE_DEVICE)
@@ -224,7 +231,7 @@ def _sides_and_class(handle: int):
     return has_host, has_device, GPUStorage if has_device else CPUStorage
 
 
-def _tuple(arr, n) -> Tuple[int, ...]:
+def _tuple(arr: Any, n: int) -> tuple[int, ...]:
     return tuple(int(arr[i]) for i in range(n))
 
 
@@ -235,7 +242,7 @@ def _clamp(value: int, low: int, high: int) -> int:
     return low if value < low else high if value > high else value
 
 
-def _new_handle(fn, *args, context: str) -> int:
+def _new_handle(fn: Callable[..., int], *args: Any, context: str) -> int:
     out = _capi.handle_t()
     check(fn(*args, ctypes.byref(out)), context)
     return out.value
@@ -246,7 +253,7 @@ def _new_handle(fn, *args, context: str) -> int:
 _CAI_DEVICE_TYPES = (_capi.DL_CUDA, _capi.DL_CUDA_HOST, _capi.DL_CUDA_MANAGED, _capi.DL_ROCM)
 
 
-def _is_gpu_value(value) -> bool:
+def _is_gpu_value(value: object) -> bool:
     """GDP-3 "Choosing the Device": is @p value GPU-enabled?"""
     if isinstance(value, SoftwareManagedGPUStorage):
         return value.sync_state.state != _capi.SYNC_HOST_DIRTY
@@ -332,13 +339,25 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
 
     __array_priority__ = 10
 
+    # Set by _from_handle (instances are made by object.__new__; __init__ does nothing).
+    _handle: int
+    _has_host: bool
+    _has_device: bool
+    _sync_state: SyncState | None
+    _params: dict[str, Any]
+    _geoms: list[_Geometry | None]  # per side
+    _host_arr: np.ndarray | None
+    _host_mv: memoryview | None
+    _base: Any  # ndarray.base: None, a storage or a buffer
+    _borrowed: bool
+
     def __new__(cls, data: Any = None, device_data: Any = None, *, dtype: Any = None,
                 copy: bool = True, sync_state: Any = None,
-                shape: Optional[Sequence[int]] = None, backend: Any = _UNSET,
+                shape: Sequence[int] | None = None, backend: Any = _UNSET,
                 defaults: Any = _UNSET, aligned_index: Any = None, dimensions: Any = _UNSET,
                 dims: Any = _UNSET, layout: Any = None, alignment_size: Any = None,
                 halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET,
-                device_id: int = -1, readonly: Any = None) -> "Storage":
+                device_id: int = -1, readonly: Any = None) -> Storage:
         from ._creation import storage  # the public constructor of GDP-3
 
         return storage(data, device_data, dtype=dtype, copy=copy, sync_state=sync_state,
@@ -349,7 +368,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
 
     def __init__(self, data: Any = None, device_data: Any = None, *, dtype: Any = None,
                  copy: bool = True, sync_state: Any = None,
-                 shape: Optional[Sequence[int]] = None, backend: Any = _UNSET,
+                 shape: Sequence[int] | None = None, backend: Any = _UNSET,
                  defaults: Any = _UNSET, aligned_index: Any = None, dimensions: Any = _UNSET,
                  dims: Any = _UNSET, layout: Any = None, alignment_size: Any = None,
                  halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET,
@@ -360,9 +379,9 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     # ---- construction from a handle (internal) ------------------------------------------------
 
     @staticmethod
-    def _from_handle(handle: int, *, sync_state: Optional[SyncState] = None,
-                     params: Optional[Dict[str, Any]] = None,
-                     view_of: Optional["Storage"] = None) -> "Storage":
+    def _from_handle(handle: int, *, sync_state: SyncState | None = None,
+                     params: dict[str, Any] | None = None,
+                     view_of: Storage | None = None) -> Storage:
         """Wraps a handle with refcount owned by the caller (released if this fails). A view
         (@p view_of: the storage it was made from) has that storage's buffers, hence its sides
         and class, which are then not asked of the library again."""
@@ -392,7 +411,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return obj
 
     @staticmethod
-    def _borrow(handle: int) -> "Storage":
+    def _borrow(handle: int) -> Storage:
         """A storage over a handle someone else keeps alive, holding no reference of its own
         (gtstorage.bridge: libgtstorage_python references the handle for the duration of each
         call; the object is valid while the handle is). Its NumPy views hold none either."""
@@ -402,13 +421,14 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         obj._borrowed = True
         return obj
 
-    def __del__(self, _release=_release_quietly):  # bound now: globals may be gone at shutdown
+    def __del__(self, _release: Callable[[int], None] = _release_quietly) -> None:
+        # (_release bound now: globals may be gone at shutdown)
         h, self._handle = getattr(self, "_handle", 0), 0
         if not getattr(self, "_borrowed", False):
             _release(h)
 
     @classmethod
-    def from_handle(cls, handle: int) -> "Storage":
+    def from_handle(cls, handle: int) -> Storage:
         """A Python view of a storage created elsewhere (C, Fortran) by its handle.
 
         The handle is borrowed: this takes its own reference (``gtstorage_retain``), so the caller
@@ -445,10 +465,10 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     def _primary_side(self) -> int:
         return _capi.SIDE_HOST if self._has_host else _capi.SIDE_DEVICE
 
-    def _info(self, side: Optional[int] = None) -> _capi.InterfaceInfo:
+    def _info(self, side: int | None = None) -> _capi.InterfaceInfo:
         return _info(self._handle, self._primary_side() if side is None else side)
 
-    def _geom(self, side: Optional[int] = None) -> _Geometry:
+    def _geom(self, side: int | None = None) -> _Geometry:
         """The cached geometry of @p side (default: the host side if there is one)."""
         if side is None:
             side = _capi.SIDE_HOST if self._has_host else _capi.SIDE_DEVICE
@@ -463,17 +483,17 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return self._geom().ndim
 
     @property
-    def shape(self) -> Tuple[int, ...]:
+    def shape(self) -> tuple[int, ...]:
         """Extents in elements, halo included."""
         return self._geom().shape
 
     @property
-    def strides(self) -> Tuple[int, ...]:
+    def strides(self) -> tuple[int, ...]:
         """Strides in bytes (of the host buffer if there is one, else of the device buffer)."""
         return self._geom().strides
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> np.dtype[Any]:
         """NumPy dtype of the elements (native byte order)."""
         return self._geom().dtype
 
@@ -496,22 +516,22 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return self._geom().nbytes
 
     @property
-    def halo(self) -> Tuple[Tuple[int, int], ...]:
+    def halo(self) -> tuple[tuple[int, int], ...]:
         """(lower, upper) halo widths per dimension, in elements."""
         return self._geom().halo
 
     @property
-    def dims(self) -> Tuple[str, ...]:
+    def dims(self) -> tuple[str, ...]:
         """Dimension labels ("I", "J", "K", data dimensions "0", "1", …)."""
         return self._geom().dims
 
     @property
-    def aligned_index(self) -> Tuple[Optional[int], ...]:
+    def aligned_index(self) -> tuple[int | None, ...]:
         """Index of the aligned element; None in dimensions where it lies outside this view."""
         return self._geom().aligned_index
 
     @property
-    def layout(self) -> Tuple[int, ...]:
+    def layout(self) -> tuple[int, ...]:
         """Rank of each dimension in stride order (0 = largest stride)."""
         return self._geom().layout
 
@@ -521,12 +541,12 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return self._geom().readonly
 
     @property
-    def device(self) -> Optional[str]:
+    def device(self) -> str | None:
         """"gpu" if the storage has a device buffer, None otherwise (GDP-3)."""
         return "gpu" if self._has_device else None
 
     @property
-    def managed(self):
+    def managed(self) -> bool | str:
         """GDP-3 ``managed``: False (no sync needed), "gtstorage" or "cuda"."""
         return False
 
@@ -538,17 +558,18 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return self._sync_state
 
     @property
-    def domain_view(self) -> "Storage":
+    def domain_view(self) -> Storage:
         """View without the halo: index (0, …) is the first interior point."""
-        return self._view(_new_handle(lib.gtstorage_domain_view, self._handle, context="domain_view"))
+        return self._view(_new_handle(lib.gtstorage_domain_view, self._handle,
+                                      context="domain_view"))
 
     @property
-    def data(self) -> Optional[memoryview]:
+    def data(self) -> memoryview | None:
         """The host buffer as a memoryview (GDP-3), None without a host buffer."""
         return self._host_view(write=not self.readonly).data if self._has_host else None
 
     @property
-    def T(self) -> "Storage":
+    def T(self) -> Storage:
         """View with the dimensions reversed (like ``ndarray.T``)."""
         return self.transpose()
 
@@ -565,14 +586,14 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
 
     # ---- views -------------------------------------------------------------------------------
 
-    def _view(self, handle: int) -> "Storage":
+    def _view(self, handle: int) -> Storage:
         view = Storage._from_handle(handle, sync_state=self.sync_state, params=self._params,
                                     view_of=self)
         # NumPy: a view's base is the array that owns the memory (chains collapse).
         view._base = self if self._base is None else self._base
         return view
 
-    def transpose(self, *axes) -> "Storage":
+    def transpose(self, *axes: Any) -> Storage:
         """View with the dimensions permuted (``numpy.ndarray.transpose``).
 
         Parameters
@@ -587,15 +608,16 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             A view sharing the buffers and the sync state (dims, halo and strides permuted).
         """
         ndim = self.ndim
+        given_axes: Any = axes
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
-            axes = axes[0]
-        if axes is None or (isinstance(axes, tuple) and len(axes) == 0):
+            given_axes = axes[0]
+        if given_axes is None or (isinstance(given_axes, tuple) and len(given_axes) == 0):
             perm = list(range(ndim))[::-1]
         else:
             try:
-                perm = [operator.index(a) for a in axes]
+                perm = [operator.index(a) for a in given_axes]
             except TypeError:
-                raise TypeError(f"transpose: axes must be ints, got {axes!r}") from None
+                raise TypeError(f"transpose: axes must be ints, got {given_axes!r}") from None
         if len(perm) != ndim:
             raise ValueError(f"transpose: {len(perm)} axes given for a storage of ndim {ndim}")
         for given in perm:
@@ -607,7 +629,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return self._view(_new_handle(lib.gtstorage_transpose, self._handle, arr, len(perm),
                                       context="transpose"))
 
-    def _specs(self, key) -> Optional[Tuple[list, bool]]:
+    def _specs(self, key: Any) -> tuple[list[tuple[int, int, int, int]], bool] | None:
         """C slice specs for a basic-indexing key, or None for advanced indexing."""
         if not isinstance(key, tuple):
             key = (key,)
@@ -666,14 +688,14 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             specs.append((i, _capi.SLICE_NONE, 1, _capi.SLICE_INDEX))
         return specs, all_int
 
-    def _slice(self, specs) -> "Storage":
+    def _slice(self, specs: list[tuple[int, int, int, int]]) -> Storage:
         arr = (_capi.SliceSpec * max(len(specs), 1))()
         for i, (start, stop, step, kind) in enumerate(specs):
             arr[i].start, arr[i].stop, arr[i].step, arr[i].kind = start, stop, step, kind
         return self._view(_new_handle(lib.gtstorage_slice, self._handle, arr, len(specs),
                                       context="index"))
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         """The selected elements, like ``ndarray.__getitem__``.
 
         Parameters
@@ -699,7 +721,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             return view._read_scalar()
         return view
 
-    def _element_array(self, key) -> Optional[np.ndarray]:
+    def _element_array(self, key: Any) -> np.ndarray | None:
         """The cached host ndarray when @p key names one element with Python ints and this
         storage is host-only with a numeric dtype, else None.
 
@@ -724,12 +746,12 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             return None
         return arr
 
-    def _read_scalar(self):
+    def _read_scalar(self) -> Any:
         out = np.empty((), dtype=self.dtype)
         self._copy_to_ndarray(out)
         return out[()]
 
-    def __setitem__(self, key, value) -> None:
+    def __setitem__(self, key: Any, value: Any) -> None:
         """Writes ``value`` into the selected elements, on the side that is current.
 
         Parameters
@@ -759,7 +781,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             return
         self._slice(parsed[0])._assign(value)
 
-    def _assign(self, value) -> None:
+    def _assign(self, value: Any) -> None:
         """Writes @p value (scalar, array-like, storage) into every element of this view."""
         if (isinstance(self, SoftwareManagedGPUStorage) and _is_gpu_value(value)):
             self._assign_on_device(value)
@@ -775,15 +797,15 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
                   "__setitem__")
             return
         if hasattr(value, "__cuda_array_interface__") and not hasattr(value, "__array_interface__"):
-            src = _wrap_cuda_array(value)
-            src = src if src.shape == self.shape else None
+            wrapped = _wrap_cuda_array(value)
+            src = wrapped if wrapped.shape == self.shape else None
             if src is None:
                 raise ValueError("__setitem__: a device array value must have the target's shape")
             check(lib.gtstorage_copy(self._handle, src._handle), "__setitem__")
             return
         self._copy_from_ndarray(np.asarray(value))
 
-    def _assign_on_device(self, value) -> None:
+    def _assign_on_device(self, value: Any) -> None:
         # GDP-3: a GPU-enabled value is written to the device buffer of a mirrored storage. The C
         # copy writes the host side of a storage that has one, so the device side of this view is
         # described as a device-only storage (no copy) and written through that.
@@ -801,6 +823,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         wrap.device_id = -1  # where the runtime says it lives (a host kind's DLPack id is 0)
         target = Storage._from_handle(_new_handle(lib.gtstorage_wrap, ctypes.byref(wrap),
                                                   context="__setitem__"))
+        src: Storage | None
         if isinstance(value, Storage):
             src = value
         elif hasattr(value, "__cuda_array_interface__"):
@@ -847,11 +870,11 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
 
     # ---- array interfaces ----------------------------------------------------------------------
 
-    def _raw_interface(self, side: int) -> Dict[str, Any]:
+    def _raw_interface(self, side: int) -> dict[str, Any]:
         """Array-interface dict of one side, without touching the sync state."""
         return dict(self._geom(side).interface)
 
-    def _raw_array_interface_object(self, side: int):
+    def _raw_array_interface_object(self, side: int) -> _InterfaceHolder:
         return _InterfaceHolder(self, self._raw_interface(side))
 
     def _host_view(self, write: bool) -> np.ndarray:
@@ -875,7 +898,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return arr
 
     @property
-    def __array_interface__(self) -> Dict[str, Any]:
+    def __array_interface__(self) -> dict[str, Any]:
         """NumPy array interface of the host buffer. For a mirrored storage the host is made
         current and marked modified first, since the consumer may write through it."""
         if not self._has_host:
@@ -887,7 +910,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         return dict(self._geom(_capi.SIDE_HOST).interface)
 
     @property
-    def __cuda_array_interface__(self) -> Dict[str, Any]:
+    def __cuda_array_interface__(self) -> dict[str, Any]:
         """CUDA Array Interface v3 of the device buffer (device made current, marked modified).
 
         Only memory a CUDA (or HIP) consumer can use is exported: the emulated device's memory is
@@ -906,7 +929,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         check(lib.gtstorage_modify(self._handle, _capi.SIDE_DEVICE, 0), "__cuda_array_interface__")
         return self._cuda_interface_dict()
 
-    def _cuda_interface_dict(self) -> Dict[str, Any]:
+    def _cuda_interface_dict(self) -> dict[str, Any]:
         """The device buffer described like a CUDA Array Interface dict (whatever the device)."""
         d = self._raw_interface(_capi.SIDE_DEVICE)
         i = _info(self._handle, _capi.SIDE_DEVICE)
@@ -922,7 +945,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             d["stream"] = 1
         return d
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """The values as a NumPy array (the NumPy ``__array__`` protocol).
 
         The zero-copy host view unless a copy or a conversion is needed (a device-only storage is
@@ -955,12 +978,13 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
-    def __dlpack_device__(self) -> Tuple[int, int]:
+    def __dlpack_device__(self) -> tuple[int, int]:
         """(DLPack device type, device id) of the buffer __dlpack__ exports by default."""
         g = self._geom(_capi.SIDE_DEVICE if self._has_device else _capi.SIDE_HOST)
         return g.device_type, g.device_id
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: bool | None = None) -> object:
         """DLPack export (the Python array API's ``__dlpack__``).
 
         Parameters
@@ -1003,7 +1027,8 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             try:
                 wanted = (int(dl_device[0]), int(dl_device[1]))
             except (TypeError, ValueError, IndexError):
-                raise TypeError(f"__dlpack__: dl_device must be a (type, id) pair, got {dl_device!r}") from None
+                raise TypeError("__dlpack__: dl_device must be a (type, id) pair, "
+                                f"got {dl_device!r}") from None
             if wanted == self.__dlpack_device__():
                 pass
             elif wanted[0] == _capi.DL_CPU and self._has_host:
@@ -1017,14 +1042,14 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             return self.copy()._export(side, stream, max_version)
         return self._export(side, stream, max_version)
 
-    def _host_copy(self) -> "Storage":
+    def _host_copy(self) -> Storage:
         from ._creation import empty_like
 
         out = empty_like(self, device=None)
         check(lib.gtstorage_copy(out._handle, self._handle), "__dlpack__")
         return out
 
-    def _export(self, side: int, stream, max_version) -> object:
+    def _export(self, side: int, stream: int | None, max_version: Any) -> object:
         versioned = max_version is not None and max_version[0] >= 1
         readonly = self._geom(side).readonly
         if readonly and not versioned:
@@ -1033,7 +1058,8 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
                               "DLPack capsule (max_version >= (1, 0)), which carries the flag")
         if side == _capi.SIDE_HOST:
             if stream is not None and stream != -1:
-                raise BufferError(f"__dlpack__: stream must be None for a host buffer, got {stream!r}")
+                raise BufferError("__dlpack__: stream must be None for a host buffer, "
+                                  f"got {stream!r}")
             check(lib.gtstorage_sync_to(self._handle, _capi.SIDE_HOST, 0), "__dlpack__")
             if not readonly:  # the consumer may write
                 check(lib.gtstorage_modify(self._handle, _capi.SIDE_HOST, 0), "__dlpack__")
@@ -1053,22 +1079,22 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     # ---- GT4Py / GDP-3 interfaces ----------------------------------------------------------
 
     @property
-    def __gt_dims__(self) -> Tuple[str, ...]:
+    def __gt_dims__(self) -> tuple[str, ...]:
         """Dimension labels for GT4Py (the storage-interface note's ``__gt_dims__``)."""
         return self._geom().dims
 
     @property
-    def __gt_origin__(self) -> Tuple[int, ...]:
+    def __gt_origin__(self) -> tuple[int, ...]:
         """Index of the first interior point (the lower halo widths): GT4Py's default origin."""
         return self._geom().origin
 
     @property
-    def default_origin(self) -> Tuple[int, ...]:
+    def default_origin(self) -> tuple[int, ...]:
         """The allocation note's spelling of ``__gt_origin__``."""
         return self._geom().origin
 
     @property
-    def __gt_interface__(self) -> Dict[Optional[str], Dict[str, Any]]:
+    def __gt_interface__(self) -> dict[str | None, dict[str, Any]]:
         """The storage-interface note's ``__gt_interface__``: per device (None = host, "gpu") the
         array interface with ``"dims"`` and the ``"acquire"``, ``"release"`` and ``"touch"``
         callables a stencil calls around a computation (acquire before: that side is made
@@ -1084,10 +1110,10 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             check(lib.gtstorage_wait_stream(self._handle, 0), "release")
 
     @property
-    def __gt_data_interface__(self) -> Dict[Optional[str], Dict[str, Any]]:
+    def __gt_data_interface__(self) -> dict[str | None, dict[str, Any]]:
         """GDP-3 data interface: per device (None = host, "gpu") the array interface plus
         "acquire"/"touch" callables, "dims" and "halo"."""
-        out: Dict[Optional[str], Dict[str, Any]] = {}
+        out: dict[str | None, dict[str, Any]] = {}
         extra = {"dims": self.dims, "halo": self.halo}
         if self._has_host:
             d = self._raw_interface(_capi.SIDE_HOST)
@@ -1108,7 +1134,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     # host current (a device-to-host copy of a mirrored storage whose device side is newer) and
     # every write marks the host modified, so the sync state stays right.
 
-    def _read_array(self):
+    def _read_array(self) -> np.ndarray:
         """Values as an array for reading (host view, or a host copy of a device-only storage)."""
         if self._has_host:
             return self._host_view(write=False)
@@ -1123,7 +1149,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             raise ValueError(f"{context}: the storage is read-only")
         return self._host_view(write=True)
 
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """NumPy ufuncs on storages (NEP 13).
 
         Inputs are read from the host (made current first), ``out=`` storages are written through
@@ -1160,7 +1186,8 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             return outs[0] if isinstance(outs[0], Storage) else result
         return result
 
-    def __array_function__(self, func, types, args, kwargs):
+    def __array_function__(self, func: Callable[..., Any], types: Any, args: Any,
+                           kwargs: dict[str, Any]) -> Any:
         """NumPy functions (``np.where``, ``np.concatenate``, …) on storages (NEP 18).
 
         Parameters
@@ -1179,7 +1206,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         object
             As NumPy returns; a storage given as ``out`` is returned itself.
         """
-        def unwrap(x):
+        def unwrap(x: Any) -> Any:
             if isinstance(x, Storage):
                 return x._read_array()
             if isinstance(x, (list, tuple)):
@@ -1187,12 +1214,13 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             return x
 
         out = kwargs.get("out")
-        kw = {k: (v._write_array(func.__name__) if k == "out" and isinstance(v, Storage) else unwrap(v))
+        kw = {k: (v._write_array(func.__name__) if k == "out" and isinstance(v, Storage)
+                  else unwrap(v))
               for k, v in kwargs.items()}
         result = func(*unwrap(args), **kw)
         return out if isinstance(out, Storage) else result
 
-    def fill(self, value) -> None:
+    def fill(self, value: Any) -> None:
         """Sets every element to ``value``, on the side that is current, without a transfer.
 
         Parameters
@@ -1203,7 +1231,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         _args.array_source("fill: value", value)
         self._assign(value)
 
-    def sort(self, axis: int = -1, kind=None, order=None) -> None:
+    def sort(self, axis: int = -1, kind: Any = None, order: Any = None) -> None:
         """Sorts in place along ``axis`` (``numpy.ndarray.sort``).
 
         The host buffer is made current, sorted and marked modified.
@@ -1220,7 +1248,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         self._write_array("sort").sort(axis=axis, kind=kind, order=order)
 
     @property
-    def flags(self):
+    def flags(self) -> Any:
         """``numpy.ndarray.flags`` of the host view (C/F contiguity, alignment, writeable)."""
         return self._read_array().flags
 
@@ -1271,7 +1299,8 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             arr.flags.writeable = False
         return arr
 
-    def put(self, indices, values, mode: str = "raise") -> None:
+    def put(self, indices: Any, values: Any,
+            mode: Literal["raise", "wrap", "clip"] = "raise") -> None:
         """Writes ``values`` at the flat ``indices`` (``numpy.ndarray.put``).
 
         The host buffer is made current, written and marked modified.
@@ -1287,7 +1316,8 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         """
         self._write_array("put").put(indices, values, mode=mode)
 
-    def partition(self, kth, axis: int = -1, kind: str = "introselect", order=None) -> None:
+    def partition(self, kth: Any, axis: int = -1, kind: Literal["introselect"] = "introselect",
+                  order: Any = None) -> None:
         """Partitions in place along ``axis`` (``numpy.ndarray.partition``).
 
         The host buffer is made current, partitioned and marked modified.
@@ -1305,7 +1335,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         """
         self._write_array("partition").partition(kth, axis=axis, kind=kind, order=order)
 
-    def byteswap(self, inplace: bool = False):
+    def byteswap(self, inplace: bool = False) -> Storage | np.ndarray:
         """The values with their bytes swapped (``numpy.ndarray.byteswap``).
 
         Parameters
@@ -1322,9 +1352,10 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         if inplace:
             self._write_array("byteswap").byteswap(True)
             return self
-        return self._read_array().byteswap(False)
+        swapped: np.ndarray = self._read_array().byteswap(False)
+        return swapped
 
-    def setfield(self, val, dtype, offset: int = 0) -> None:
+    def setfield(self, val: Any, dtype: Any, offset: int = 0) -> None:
         """Writes ``val`` into a field of every element (``numpy.ndarray.setfield``).
 
         The host buffer is made current, written and marked modified.
@@ -1353,7 +1384,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
 
         return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def dump(self, file) -> None:
+    def dump(self, file: Any) -> None:
         """Pickles the storage into ``file`` (``numpy.ndarray.dump``).
 
         Parameters
@@ -1385,10 +1416,10 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
     def __index__(self) -> int:
         return operator.index(self._read_array())
 
-    def __contains__(self, value) -> bool:
+    def __contains__(self, value: object) -> bool:
         return value in self._read_array()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         """Iterates over the first dimension (views, or scalars for 1-d), like NumPy."""
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d storage")
@@ -1402,13 +1433,16 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
 
             NumPy asks for this before ``__array_interface__`` on Python 3.12, so it is fast: a
             host-only storage hands out one cached memoryview of its host view."""
+            # (The ndarray -> memoryview calls are type-checked as Python 3.10, whose NumPy stubs
+            # give ndarray no __buffer__; this method exists on 3.12 and later only.)
             if self._has_device or not self._has_host:
                 if flags & 1:  # inspect.BufferFlags.WRITABLE
-                    return memoryview(self._write_array("__buffer__"))
-                return memoryview(self._read_array())
+                    return memoryview(self._write_array("__buffer__"))  # type: ignore[arg-type]
+                return memoryview(self._read_array())  # type: ignore[arg-type]
             mv = self._host_mv
             if mv is None:
-                mv = self._host_mv = memoryview(self._host_view(write=False))
+                mv = self._host_mv = memoryview(
+                    self._host_view(write=False))  # type: ignore[arg-type]
             if flags & 1 and mv.readonly:
                 raise BufferError("__buffer__: the storage is read-only")
             return mv
@@ -1419,7 +1453,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
 
     # ---- pickle: by value (data, dtype, preset, layout, halo, dims, device) ---------------------
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[dict[str, Any]], Storage], tuple[dict[str, Any]]]:
         state = {
             "data": np.array(self._read_array(), order="K"),
             "backend": self._params.get("backend"),
@@ -1441,16 +1475,17 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         if not self._has_host:
             raise GTNoSuchBufferError("to_numpy: the storage has no host buffer",
                                       _capi.ERROR_NO_SUCH_BUFFER)
-        return self._host_view(write=not self.readonly).view()
+        view: np.ndarray = self._host_view(write=not self.readonly).view()
+        return view
 
-    def to_cupy(self):
+    def to_cupy(self) -> Any:
         """Zero-copy CuPy view of the device buffer (needs CuPy)."""
         if not self._has_device:
             raise GTNoSuchBufferError("to_cupy: the storage has no device buffer",
                                       _capi.ERROR_NO_SUCH_BUFFER)
         return _cupy().asarray(self)
 
-    def to_ndarray(self):
+    def to_ndarray(self) -> Any:
         """CuPy view of the device buffer if there is one and CuPy is importable, else the NumPy
         view of the host buffer (GDP-3)."""
         if self._has_device and _cupy_or_none() is not None:
@@ -1460,19 +1495,20 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         raise GTNoSuchBufferError("to_ndarray: device-only storage and CuPy is not importable",
                                   _capi.ERROR_NO_SUCH_BUFFER)
 
-    def copy(self) -> "Storage":
-        """New storage with the same parameters (layout, dims, halo, device) and a copy of the data."""
+    def copy(self) -> Storage:
+        """New storage with the same parameters (layout, dims, halo, device) and a copy of the
+        data."""
         from ._creation import empty_like
 
         out = empty_like(self)
         check(lib.gtstorage_copy(out._handle, self._handle), "copy")
         return out
 
-    def __copy__(self) -> "Storage":
+    def __copy__(self) -> Storage:
         """Same as :meth:`copy` (a storage owns no Python state worth sharing)."""
         return self.copy()
 
-    def __deepcopy__(self, memo=None) -> "Storage":
+    def __deepcopy__(self, memo: Any = None) -> Storage:
         """Same as :meth:`copy` (``copy.deepcopy``).
 
         Parameters
@@ -1531,14 +1567,14 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
                 return
 
     @staticmethod
-    def _side(side, what: str) -> int:
+    def _side(side: Any, what: str) -> int:
         if side in ("host", _capi.SIDE_HOST) and not isinstance(side, bool):
             return _capi.SIDE_HOST
         if side in ("device", _capi.SIDE_DEVICE) and not isinstance(side, bool):
             return _capi.SIDE_DEVICE
         raise ValueError(f"{what}: side must be 'host' or 'device', got {side!r}")
 
-    def sync_to(self, side, *, force: bool = False, stream: Optional[int] = None) -> None:
+    def sync_to(self, side: Any, *, force: bool = False, stream: int | None = None) -> None:
         """Makes ``side`` current: copies the other side into it if that one is modified.
 
         Parameters
@@ -1559,7 +1595,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
             stream = _args.int_scalar("sync_to: stream", stream, 0, _args.UINT64_MAX)
             check(lib.gtstorage_sync_to_async(self._handle, s, flags, stream), "sync_to")
 
-    def modify(self, side, *, force: bool = False) -> None:
+    def modify(self, side: Any, *, force: bool = False) -> None:
         """Marks ``side`` modified (the next access of the other side copies it over).
 
         Parameters
@@ -1578,7 +1614,7 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         check(lib.gtstorage_modify(self._handle, s, _capi.SYNC_FLAG_FORCE if force else 0),
               "modify")
 
-    def need_sync(self, side) -> bool:
+    def need_sync(self, side: Any) -> bool:
         """Whether ``sync_to(side)`` would copy.
 
         Parameters
@@ -1618,11 +1654,12 @@ class Storage(np.lib.mixins.NDArrayOperatorsMixin):
         stream = _args.int_scalar("set_stream: stream", stream, 0, _args.UINT64_MAX)
         check(lib.gtstorage_set_stream(self._handle, stream), "set_stream")
 
-    def transfer_stats(self) -> Dict[str, int]:
+    def transfer_stats(self) -> dict[str, int]:
         """Host<->device transfer counters of the buffers behind this storage (shared by views)."""
         out = _capi.new_struct(_capi.TransferStats)
         check(lib.gtstorage_get_transfer_stats(self._handle, ctypes.byref(out)), "transfer_stats")
-        return {k: int(getattr(out, k)) for k in ("h2d_count", "h2d_bytes", "d2h_count", "d2h_bytes")}
+        return {k: int(getattr(out, k))
+                for k in ("h2d_count", "h2d_bytes", "d2h_count", "d2h_bytes")}
 
     def refcount(self) -> int:
         """Reference count of this handle in the library (DLPack exports add to it)."""
@@ -1645,16 +1682,17 @@ _VIEW_METHODS = ("getfield", "ravel", "reshape", "squeeze", "swapaxes", "view")
 _INPLACE_METHODS = ("itemset",)
 
 
-def _delegate(name: str, write: bool, inplace: bool = False):
+def _delegate(name: str, write: bool,
+              inplace: bool = False) -> Callable[..., Any] | None:
     ndarray_method = getattr(np.ndarray, name, None)
     if ndarray_method is None:  # e.g. ptp, gone in NumPy 2
         return None
 
     if inplace:
-        def method(self, *args, **kwargs):
+        def method(self: Storage, *args: Any, **kwargs: Any) -> Any:
             return getattr(self._write_array(name), name)(*args, **kwargs)
     else:
-        def method(self, *args, **kwargs):
+        def method(self: Storage, *args: Any, **kwargs: Any) -> Any:
             arr = self._write_array(name) if write and not self.readonly else self._read_array()
             return getattr(arr, name)(*args, **kwargs)
 
@@ -1694,7 +1732,7 @@ for _name in _READ_METHODS + _VIEW_METHODS + _INPLACE_METHODS:
 del _name, _m
 
 
-def _unpickle_storage(state: Dict[str, Any]) -> "Storage":
+def _unpickle_storage(state: dict[str, Any]) -> Storage:
     from ._creation import from_array
 
     kw = {"layout": state["layout"], "halo": state["halo"], "dims": state["dims"],
@@ -1741,7 +1779,8 @@ class CUDAManagedGPUStorage(Storage):
 
 
 for _cls in (Storage, CPUStorage, GPUStorage, SoftwareManagedGPUStorage, CUDAManagedGPUStorage):
-    _cls.__doc__ = _cls.__doc__.rstrip() + "\n" + _CONSTRUCTOR_DOC
+    if _cls.__doc__:  # (None under python -OO)
+        _cls.__doc__ = _cls.__doc__.rstrip() + "\n" + _CONSTRUCTOR_DOC
 del _cls
 
 
@@ -1750,7 +1789,7 @@ class _HandleOwner(_OwnedReference):
 
     __slots__ = ("__array_interface__",)
 
-    def __init__(self, handle: int, interface: Dict[str, Any]):
+    def __init__(self, handle: int, interface: dict[str, Any]):
         super().__init__(handle)
         self.__array_interface__ = interface
 
@@ -1760,12 +1799,12 @@ class _InterfaceHolder:
 
     __slots__ = ("storage", "__array_interface__")
 
-    def __init__(self, storage, interface):
+    def __init__(self, storage: Storage, interface: dict[str, Any]):
         self.storage = storage
         self.__array_interface__ = interface
 
 
-def _array_desc(arr: np.ndarray):
+def _array_desc(arr: np.ndarray) -> tuple[_capi.Array, tuple[object, ...]]:
     """A gtstorage_array over a NumPy array (returns it and the ctypes objects to keep alive)."""
     desc = _capi.new_struct(_capi.Array)
     shape = _capi.int64_array(arr.shape)
@@ -1780,11 +1819,11 @@ def _array_desc(arr: np.ndarray):
 
 
 # Objects kept alive for wrapped storages until the library calls the release callback.
-_wrap_keepalive: Dict[int, Any] = {}
+_wrap_keepalive: dict[int, Any] = {}
 _wrap_tokens = itertools.count(1)  # next() is atomic under the GIL; "+= 1" on a list is not
 
 
-def _release_wrapped(user_data) -> None:
+def _release_wrapped(user_data: int) -> None:
     # Called by the library once the last reference to a wrapped buffer is gone. Only a
     # subscript deletion (no call) so it also works when it runs while an exception is pending.
     del _wrap_keepalive[user_data]
@@ -1793,10 +1832,13 @@ def _release_wrapped(user_data) -> None:
 _release_callback = _capi.RELEASE_FN(_release_wrapped)
 
 
-def wrap_buffers(*, data=None, device_data=None, shape, host_strides=None, device_strides=None,
-                 typestr: str, dims: Optional[str] = None, halo=None, readonly: bool = False,
-                 device_id: int = -1, sync_state: int = _capi.SYNC_CLEAN, keepalive=None,
-                 sync_state_obj: Optional[SyncState] = None) -> Storage:
+def wrap_buffers(*, data: int | None = None, device_data: int | None = None,
+                 shape: Sequence[int], host_strides: Sequence[int] | None = None,
+                 device_strides: Sequence[int] | None = None, typestr: str,
+                 dims: str | None = None, halo: Sequence[int] | None = None,
+                 readonly: bool = False, device_id: int = -1,
+                 sync_state: int = _capi.SYNC_CLEAN, keepalive: object = None,
+                 sync_state_obj: SyncState | None = None) -> Storage:
     """gtstorage_wrap over caller memory; @p keepalive stays referenced while the C side lives."""
     opts = _capi.new_struct(_capi.WrapOptions)
     c_shape = _capi.int64_array(shape)
@@ -1837,7 +1879,7 @@ def wrap_buffers(*, data=None, device_data=None, shape, host_strides=None, devic
     return Storage._from_handle(out.value, sync_state=sync_state_obj)
 
 
-def _cai_stream(cai: Dict[str, Any]) -> Optional[int]:
+def _cai_stream(cai: dict[str, Any]) -> int | None:
     """The producer's stream of a CUDA Array Interface dict (None: nothing to wait for).
 
     CAI v3: None (or an older version, which has no stream) means no synchronization is needed;
@@ -1850,14 +1892,15 @@ def _cai_stream(cai: Dict[str, Any]) -> Optional[int]:
         raise TypeError(f"__cuda_array_interface__: stream must be None or an int, got {stream!r}")
     stream = int(stream)
     if stream == 0:
-        raise ValueError("__cuda_array_interface__: stream 0 is not allowed (CAI v3: it is ambiguous; "
-                         "1 is the legacy default stream, 2 the per-thread default stream)")
+        raise ValueError("__cuda_array_interface__: stream 0 is not allowed (CAI v3: it is "
+                         "ambiguous; 1 is the legacy default stream, 2 the per-thread default "
+                         "stream)")
     if stream < 0 or stream >= 1 << 64:
         raise ValueError(f"__cuda_array_interface__: stream {stream} is not a stream handle")
     return stream
 
 
-def _wait_for_producer(storage: Storage, stream: Optional[int]) -> Storage:
+def _wait_for_producer(storage: Storage, stream: int | None) -> Storage:
     """CAI v3 asks a consumer to synchronize with the producer's stream where the buffer is
     handed over: wait once, here, for the work queued there (the storage keeps its own stream,
     so a producer's stream that is destroyed later is never used)."""
@@ -1866,7 +1909,7 @@ def _wait_for_producer(storage: Storage, stream: Optional[int]) -> Storage:
     return storage
 
 
-def _wrap_cuda_array(value) -> Storage:
+def _wrap_cuda_array(value: Any) -> Storage:
     """A device-only storage over an object exposing __cuda_array_interface__ (no copy)."""
     cai = value.__cuda_array_interface__
     stream = _cai_stream(cai)
