@@ -27,10 +27,10 @@ Forms (per function, or per argument with ``Arg(form=...)``):
 ``"gt4py.next"``
     a gt4py.next field over the same memory (``NumPyArrayField``, ``CuPyArrayField`` on the
     device), no copy: made through GT4Py's public API, ``gtx.empty(domain,
-    allocator=gtstorage.next.wrap(array))``. Its dimensions are the argument's ``dims`` (``gtx.Dimension`` objects, or
-    labels made into dimensions of those names) and its domain puts index 0 at the first point
-    after the lower halo: a Fortran array ``u(1-nh:nx+nh, ...)`` is the field over
-    ``I: (-nh, nx+nh)``, so that ``domain={I: (0, nx)}`` is the model's interior.
+    allocator=gtstorage.next.wrap(array))``. Its dimensions are the argument's ``dims``
+    (``gtx.Dimension`` objects, or labels made into dimensions of those names) and its domain puts
+    index 0 at the first point after the lower halo: a Fortran array ``u(1-nh:nx+nh, ...)`` is
+    the field over ``I: (-nh, nx+nh)``, so that ``domain={I: (0, nx)}`` is the model's interior.
 
 Every storage is checked against its declaration when it first arrives at its position; a
 mismatch raises :class:`ArgumentError` naming the function and the argument, which the C caller
@@ -51,12 +51,25 @@ import contextlib
 import ctypes
 import functools
 import threading
-from typing import Any, Callable, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, Union
 
 import numpy as np
 
 from . import _capi
 from ._storage import _EMPTY_ADDRESS, Storage, _Geometry, _has_side
+
+if TYPE_CHECKING:
+    # What _describe returns for a storage's side: (data, shape, strides, typestr, readonly,
+    # halo, dims, has host, has device, DLPack device type).
+    _Description = tuple[Any, ...]
+    _Refresh = Callable[[], object]
+    # A converted argument: (value, refresh before each call or None, on the device).
+    _Entry = tuple[Any, _Refresh | None, bool]
+    # A call's arguments, their refreshes and the first device storage's handle (or None).
+    _Hit = tuple[tuple[Any, ...], tuple[_Refresh, ...], int | None]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 __all__ = ["Arg", "ArgumentError", "export", "adapter_for", "current_stream"]
 
@@ -67,7 +80,7 @@ SIDES = ("host", "device")
 _state = threading.local()
 
 
-def current_stream() -> Optional[int]:
+def current_stream() -> int | None:
     """The stream of the call in progress on this thread.
 
     It is the CUDA (or HIP) stream of the call's first device storage (``gtstorage_set_stream``;
@@ -92,7 +105,7 @@ class ArgumentError(TypeError):
     _gtstorage_status = _capi.ERROR_INVALID_ARGUMENT
 
 
-HaloSpec = Union[int, Sequence[Union[int, Tuple[int, int]]]]
+HaloSpec = Union[int, Sequence[Union[int, tuple[int, int]]]]
 
 
 class Arg:
@@ -123,9 +136,9 @@ class Arg:
 
     __slots__ = ("name", "dtype", "ndim", "dims", "labels", "halo", "side", "readonly", "form")
 
-    def __init__(self, name: str, *, dtype: Any = None, ndim: Optional[int] = None,
-                 dims: Optional[Union[str, Sequence[str]]] = None, halo: Optional[HaloSpec] = None,
-                 side: str = "host", readonly: bool = False, form: Optional[str] = None):
+    def __init__(self, name: str, *, dtype: Any = None, ndim: int | None = None,
+                 dims: str | Sequence[str] | None = None, halo: HaloSpec | None = None,
+                 side: str = "host", readonly: bool = False, form: str | None = None):
         if not isinstance(name, str) or not name:
             raise TypeError("Arg: name must be a non-empty str")
         self.name = name
@@ -167,12 +180,12 @@ class _Export:
 
     __slots__ = ("args", "form")
 
-    def __init__(self, args: Optional[Tuple[Arg, ...]], form: str):
+    def __init__(self, args: tuple[Arg, ...] | None, form: str):
         self.args = args
         self.form = form
 
 
-def export(*args: Arg, form: str = "numpy") -> Callable:
+def export(*args: Arg, form: str = "numpy") -> Callable[[_F], _F]:
     """Declares a function callable from C and Fortran through libgtstorage_python.
 
     Parameters
@@ -203,14 +216,16 @@ def export(*args: Arg, form: str = "numpy") -> Callable:
     if len(set(names)) != len(names):
         raise ValueError(f"export: argument names repeat: {names}")
 
-    def decorate(fn: Callable) -> Callable:
-        fn.__gtstorage_bridge__ = _Export(tuple(args) if args else None, form)
+    def decorate(fn: _F) -> _F:
+        # (A function takes attributes; its Callable type does not say so.)
+        fn.__gtstorage_bridge__ = _Export(  # type: ignore[attr-defined]
+            tuple(args) if args else None, form)
         return fn
 
     return decorate
 
 
-def _halo_pairs(halo: HaloSpec, ndim: int) -> Optional[Tuple[Tuple[int, int], ...]]:
+def _halo_pairs(halo: HaloSpec, ndim: int) -> tuple[tuple[int, int], ...] | None:
     if isinstance(halo, int):
         return tuple((halo, halo) for _ in range(ndim))
     items = list(halo)
@@ -225,24 +240,24 @@ class _Adapter:
     __slots__ = ("_fn", "_args", "_form", "_n", "_cache", "_calls", "_views", "_fast", "_name",
                  "__weakref__")
 
-    def __init__(self, fn: Callable, decl: _Export, target: str):
+    def __init__(self, fn: Callable[..., Any], decl: _Export, target: str):
         self._fn = fn
         self._args = decl.args
         self._form = decl.form
         self._n = None if decl.args is None else len(decl.args)
         # (position, handle) -> (value, refresh or None), oldest first.
-        self._cache: dict = {}
+        self._cache: dict[tuple[int, int], _Entry] = {}
         # handles of a recent call -> (its arguments, the refreshes they need), oldest first.
-        self._calls: dict = {}
+        self._calls: dict[tuple[int, ...], _Hit] = {}
         # (position, description of a host-only storage) -> its NumPy view (see _convert).
-        self._views: dict = {}
+        self._views: dict[tuple[int, object], np.ndarray] = {}
         # Per position: whether its argument is a NumPy view of the host buffer (None: every
         # position of an undeclared function, whose storages are such views when they can be).
         self._fast = None if decl.args is None else tuple(
             (a.form or decl.form) == "numpy" and a.side == "host" for a in decl.args)
         self._name = target
 
-    def __call__(self, handles: Tuple[int, ...], **scalars: Any) -> Any:
+    def __call__(self, handles: tuple[int, ...], **scalars: Any) -> Any:
         # The time loop's case first: the same handles as a recent call (a tuple compare and a
         # dict lookup, whatever the number of storages).
         hit = self._calls.get(handles)
@@ -255,7 +270,8 @@ class _Adapter:
             return self._fn(*values, **scalars)
         return self._call_on_stream(device_handle, values, scalars)
 
-    def _call_on_stream(self, device_handle: int, values: tuple, scalars: dict) -> Any:
+    def _call_on_stream(self, device_handle: int, values: tuple[Any, ...],
+                        scalars: dict[str, Any]) -> Any:
         """Runs the function with current_stream() set (and CuPy's current stream, if CuPy is
         there) to the stream of the first device storage."""
         info = _capi.new_struct(_capi.InterfaceInfo)
@@ -270,7 +286,7 @@ class _Adapter:
         finally:
             _state.stream = previous
 
-    def _prepare(self, handles: Tuple[int, ...]) -> tuple:
+    def _prepare(self, handles: tuple[int, ...]) -> _Hit:
         """The arguments for these handles (views made or found per position), the refreshes
         they need before each call, and the first device storage's handle (or None), remembered
         for the next call with the same handles."""
@@ -278,12 +294,12 @@ class _Adapter:
         if self._n is not None and n != self._n:
             raise ArgumentError(
                 f"{self._name}: {n} storage{'s' if n != 1 else ''} passed; the function takes "
-                f"{self._n} ({', '.join(a.name for a in self._args)})")
+                f"{self._n} ({', '.join(a.name for a in self._args or ())})")
         cache = self._cache
         views = self._views
         fast = self._fast
-        values = []
-        refreshes = []
+        values: list[Any] = []
+        refreshes: list[_Refresh] = []
         device_handle = None
         for key in enumerate(handles):
             if fast is None or fast[key[0]]:
@@ -326,7 +342,7 @@ class _Adapter:
             return f"{self._name}: argument {i} ({self._args[i].name!r})"
         return f"{self._name}: argument {i}"
 
-    def _convert(self, i: int, handle: int):
+    def _convert(self, i: int, handle: int) -> _Entry:
         where = self._describe(i)
         spec = self._args[i] if self._args is not None else None
         form = (spec.form if spec is not None else None) or self._form
@@ -376,6 +392,7 @@ class _Adapter:
         if form == "storage":
             return (st, None, on_device)
         if form == "gt4py.next":
+            assert spec is not None  # export() wants an Arg per storage for this form
             return self._next_field(st, spec, side, readonly) + (on_device,)
         try:
             import cupy
@@ -384,14 +401,17 @@ class _Adapter:
             return (st, None, True)
         return (cupy.asarray(st), self._device_refresh(st, readonly), True)
 
-    def _next_field(self, st: Storage, spec: Arg, side: str, readonly: bool):
+    def _next_field(self, st: Storage, spec: Arg, side: str,
+                    readonly: bool) -> tuple[Any, _Refresh | None]:
         from gt4py import next as gtx
 
         from . import next as gtstorage_next
 
+        assert spec.dims is not None  # Arg() wants dims for this form
         dims = tuple(d if not isinstance(d, str) else gtx.Dimension(d) for d in spec.dims)
         g = st._geom(_capi.SIDE_HOST if side == "host" else _capi.SIDE_DEVICE)
         domain = gtx.domain({d: (-lo, n - lo) for d, n, (lo, _) in zip(dims, g.shape, g.halo)})
+        refresh: _Refresh | None
         if side == "host":
             arr = st._host_view(not readonly)
             refresh = functools.partial(st._host_view, not readonly) if st._has_device else None
@@ -406,12 +426,12 @@ class _Adapter:
         return (field, refresh)
 
     @staticmethod
-    def _device_refresh(st: Storage, readonly: bool):
+    def _device_refresh(st: Storage, readonly: bool) -> Callable[[], None] | None:
         if not st._has_host:
             return None
         h = st._handle
 
-        def refresh():
+        def refresh() -> None:
             _capi.check(_capi.lib.gtstorage_sync_to(h, _capi.SIDE_DEVICE, 0), "device access")
             if not readonly:
                 _capi.check(_capi.lib.gtstorage_modify(h, _capi.SIDE_DEVICE, 0), "device access")
@@ -419,7 +439,7 @@ class _Adapter:
         return refresh
 
     @staticmethod
-    def _check(where: str, spec: Arg, d: tuple) -> None:
+    def _check(where: str, spec: Arg, d: _Description) -> None:
         """Checks a storage described by _describe against its declaration."""
         _, shape, _, typestr, readonly, halo, dims = d[:7]
         ndim = len(shape)
@@ -447,18 +467,17 @@ class _BorrowedView:
 
     __slots__ = ("__array_interface__",)
 
-    def __init__(self, interface: dict):
+    def __init__(self, interface: dict[str, Any]):
         self.__array_interface__ = interface
 
 
-def _host_array(d: tuple, readonly: bool) -> np.ndarray:
+def _host_array(d: _Description, readonly: bool) -> np.ndarray:
     data, shape, strides, typestr, storage_readonly = d[:5]
     if not data and 0 in shape:
         data = _EMPTY_ADDRESS  # NumPy 1.x refuses a NULL address even without elements
-    arr = np.asarray(_BorrowedView({"shape": shape, "typestr": typestr,
-                                    "data": (data, storage_readonly or readonly),
-                                    "strides": strides, "version": 3}))
-    return arr
+    return np.asarray(_BorrowedView({"shape": shape, "typestr": typestr,
+                                     "data": (data, storage_readonly or readonly),
+                                     "strides": strides, "version": 3}))
 
 
 def _make_current(handle: int, side: int, write: bool) -> None:
@@ -468,20 +487,20 @@ def _make_current(handle: int, side: int, write: bool) -> None:
         _capi.check(_capi.lib.gtstorage_modify(handle, side, 0), "bridge")
 
 
-def _describe_ctypes(handle: int, side: int):
+def _describe_ctypes(handle: int, side: int) -> int | _Description:
     """What _gtstorage_embedding.describe returns, through ctypes (outside libgtstorage_python:
     a Python program that drives an adapter itself, the tests)."""
     info = _capi.new_struct(_capi.InterfaceInfo)
     status = _capi.lib.gtstorage_interface(handle, side, ctypes.byref(info))
     if status != _capi.OK:
-        return status
+        return int(status)
     g = _Geometry(info)
     return (g.data, g.shape, g.strides, g.typestr, g.readonly, g.halo, g.dims,
             _has_side(handle, _capi.SIDE_HOST), _has_side(handle, _capi.SIDE_DEVICE),
             g.device_type)
 
 
-def _host_key_ctypes(handle: int):
+def _host_key_ctypes(handle: int) -> int | _Description | None:
     """What _gtstorage_embedding.host_key returns, through ctypes: a description of a host-only
     storage's view (a tuple here), None or a status."""
     d = _describe_ctypes(handle, _capi.SIDE_HOST)
@@ -491,14 +510,17 @@ def _host_key_ctypes(handle: int):
 
 
 try:  # inside libgtstorage_python: one C call each (src/python/embedding_module.cpp)
-    from _gtstorage_embedding import describe as _describe
-    from _gtstorage_embedding import host_key as _host_key
+    # (A module built into libgtstorage_python's interpreter: no file for mypy to read.)
+    from _gtstorage_embedding import (  # type: ignore[import-not-found]
+        describe as _describe,
+        host_key as _host_key,
+    )
 except ImportError:
     _describe = _describe_ctypes
     _host_key = _host_key_ctypes
 
 
-def _cupy_stream(stream: int):
+def _cupy_stream(stream: int) -> contextlib.AbstractContextManager[Any]:
     """CuPy's current stream set to @p stream for a block (nothing without CuPy, or for the
     default stream 0)."""
     if not stream:
@@ -507,7 +529,8 @@ def _cupy_stream(stream: int):
         import cupy
     except ImportError:
         return contextlib.nullcontext()
-    return cupy.cuda.ExternalStream(stream)
+    external: contextlib.AbstractContextManager[Any] = cupy.cuda.ExternalStream(stream)
+    return external
 
 
 def adapter_for(obj: Any, target: str) -> _Adapter:

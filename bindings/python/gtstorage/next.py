@@ -18,12 +18,18 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from . import _args, _capi
 from ._allocation import _library_allocation
+
+if TYPE_CHECKING:
+    from ._gt4py import _Prepared
+    from ._storage import Storage
 
 __all__ = ["allocator", "wrap", "Allocator", "WrapAllocator"]
 
@@ -35,7 +41,7 @@ DEFAULT_ALIGNMENT = {"cpu": 64, "cuda": 128, "rocm": 128}
 _PRESET = {"cpu": "gt:cpu_ifirst", "cuda": "gt:gpu", "rocm": "gt:gpu"}
 
 
-def _gt4py():
+def _gt4py() -> tuple[ModuleType, ModuleType, ModuleType]:
     """gt4py's modules this one uses (imported on first use)."""
     global _modules
     if _modules is None:
@@ -47,22 +53,22 @@ def _gt4py():
     return _modules
 
 
-_modules = None
+_modules: tuple[ModuleType, ModuleType, ModuleType] | None = None
 
 
-def _device_type(device: str):
+def _device_type(device: str) -> Any:
     core_defs = _gt4py()[0]
     return {"cpu": core_defs.DeviceType.CPU, "cuda": core_defs.DeviceType.CUDA,
             "rocm": core_defs.DeviceType.ROCM}[device]
 
 
-def _relative_aligned_index(aligned_index, domain) -> Tuple[int, ...]:
+def _relative_aligned_index(aligned_index: Any, domain: Any) -> tuple[int, ...]:
     """gt4py.next's reading of an aligned index: absolute positions (NamedIndex) made relative
     to the domain's start; dimensions of the domain that it does not name take their start,
     named dimensions outside the domain are ignored, and a position outside the domain's range
     is a ValueError (the same message as GT4Py's)."""
     by_dim = {named.dim: int(named.value) for named in aligned_index}
-    out = []
+    out: list[int] = []
     for named_range in domain:
         start, stop = named_range.unit_range.start, named_range.unit_range.stop
         position = by_dim.get(named_range.dim, start)
@@ -74,7 +80,7 @@ def _relative_aligned_index(aligned_index, domain) -> Tuple[int, ...]:
     return tuple(out)
 
 
-def _numpy_dtype(dtype) -> np.dtype:
+def _numpy_dtype(dtype: Any) -> np.dtype[Any]:
     """The NumPy dtype of a gt4py DType (or anything NumPy reads)."""
     dt = getattr(dtype, "dtype", None)
     dt = dt if isinstance(dt, np.dtype) else np.dtype(dtype)
@@ -92,10 +98,10 @@ def _largest_alignment(address: int) -> int:
 # TensorBuffer is a frozen dataclass without __slots__ or __post_init__: filling its __dict__
 # is what its generated __init__ does, without one object.__setattr__ per field (a third of the
 # cost of an allocation at 16^3). Checked once; otherwise the constructor is called.
-_tensor_buffer_fields: Optional[Tuple[str, ...]] = None
+_tensor_buffer_fields: tuple[str, ...] | None = None
 
 
-def _tensor_buffer(**fields):
+def _tensor_buffer(**fields: Any) -> Any:
     global _tensor_buffer_fields
     core_allocators = _gt4py()[2]
     cls = core_allocators.TensorBuffer
@@ -135,8 +141,8 @@ class Allocator:
                  "__weakref__")
 
     def __init__(self, device: str = "cpu", device_id: int = 0,
-                 alignment: Optional[int] = None,
-                 layout_mapper: Optional[Callable[[Sequence[Any]], Sequence[int]]] = None):
+                 alignment: int | None = None,
+                 layout_mapper: Callable[[Sequence[Any]], Sequence[int]] | None = None):
         if not isinstance(device, str) or device not in _PRESET:
             raise ValueError(f"device must be 'cpu', 'cuda' or 'rocm', got {device!r}")
         device_id = _args.int_scalar("device_id", device_id, 0, _args.INT32_MAX)
@@ -153,16 +159,17 @@ class Allocator:
         self.alignment = alignment
         self.layout_mapper = layout_mapper
         # (dims, shape, dtype, relative aligned index, device id) -> prepared create options
-        self._options: Dict[tuple, Any] = {}
+        self._options: dict[tuple[Any, ...], tuple[_Prepared, tuple[int, ...]]] = {}
         self._lock = threading.Lock()
 
     # ---- gt4py.next's allocator protocol ------------------------------------------------------
 
     @property
-    def __gt_device_type__(self):
+    def __gt_device_type__(self) -> Any:
         return _device_type(self.device)
 
-    def __gt_allocate__(self, domain, dtype, device_id: int = 0, aligned_index=None):
+    def __gt_allocate__(self, domain: Any, dtype: Any, device_id: int = 0,
+                        aligned_index: Any = None) -> Any:
         """A TensorBuffer of a new field over ``domain`` (gt4py.next's allocator protocol).
 
         ``device_id``: gt4py.next passes 0 when the caller named no device; 0 then means this
@@ -173,13 +180,14 @@ class Allocator:
         shape = domain.shape
         relative = _relative_aligned_index(aligned_index, domain) if aligned_index else None
         key = (dims, shape, dtype, relative, device_id)
+        cached = True
         try:
             entry = self._options.get(key)
         except TypeError:  # an unhashable dtype or dims: prepared every time
-            key, entry = None, None
+            cached, entry = False, None
         if entry is None:
             entry = self._prepare(dims, shape, dtype, relative, device_id)
-            if key is not None:
+            if cached:
                 with self._lock:
                     if len(self._options) > 256:
                         self._options.clear()
@@ -189,6 +197,7 @@ class Allocator:
 
         array = _new_array(prepared, "gtstorage.next.allocator")
         record = _library_allocation(array)
+        assert record is not None  # the library's own memory
         core_defs = _gt4py()[0]
         return _tensor_buffer(
             buffer=record, memory_address=record.address,
@@ -200,7 +209,7 @@ class Allocator:
 
     # ---- helpers ------------------------------------------------------------------------------
 
-    def _device_for(self, device_id) -> int:
+    def _device_for(self, device_id: Any) -> int:
         device_id = _args.int_scalar("device_id", device_id, _args.INT32_MIN, _args.INT32_MAX)
         if self.device == "cpu":
             if device_id != 0:
@@ -211,7 +220,8 @@ class Allocator:
         raise ValueError(f"device_id {device_id} was asked of an allocator for {self.device} "
                          f"device {self.device_id} (make one with device_id={device_id})")
 
-    def _prepare(self, dims, shape, dtype, relative, device_id):
+    def _prepare(self, dims: Any, shape: Any, dtype: Any, relative: tuple[int, ...] | None,
+                 device_id: int) -> tuple[_Prepared, tuple[int, ...]]:
         """The drop-in's prepared create options of one field shape, and its layout map."""
         next_allocators, core_allocators = _gt4py()[1:]
         mapper = self.layout_mapper or next_allocators.horizontal_first_layout_mapper
@@ -229,26 +239,26 @@ class Allocator:
                             None, None if self.device == "cpu" else device_id)
         return prepared, layout_map
 
-    def _state(self):
+    def _state(self) -> tuple[str, int, int, Callable[[Sequence[Any]], Sequence[int]] | None]:
         return (self.device, self.device_id, self.alignment, self.layout_mapper)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other._state() == self._state()
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._state())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         mapper = "" if self.layout_mapper is None else f", layout_mapper={self.layout_mapper!r}"
         return (f"gtstorage.next.allocator(device={self.device!r}, device_id={self.device_id}, "
                 f"alignment={self.alignment}{mapper})")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Allocator], tuple[Any, ...]]:
         return (Allocator, self._state())
 
 
-def allocator(device: str = "cpu", device_id: int = 0, alignment: Optional[int] = None,
-              layout_mapper: Optional[Callable[[Sequence[Any]], Sequence[int]]] = None
+def allocator(device: str = "cpu", device_id: int = 0, alignment: int | None = None,
+              layout_mapper: Callable[[Sequence[Any]], Sequence[int]] | None = None
               ) -> Allocator:
     """A gt4py.next field allocator whose fields live in libgtstorage memory.
 
@@ -301,7 +311,7 @@ class WrapAllocator:
 
     __slots__ = ("_array", "_shape", "_device", "_used", "_lock", "__weakref__")
 
-    def __init__(self, array, device: Tuple[str, int]):
+    def __init__(self, array: Any, device: tuple[str, int]):
         self._array = array
         self._shape = tuple(array.shape)
         self._device = device
@@ -309,10 +319,11 @@ class WrapAllocator:
         self._lock = threading.Lock()
 
     @property
-    def __gt_device_type__(self):
+    def __gt_device_type__(self) -> Any:
         return _device_type(self._device[0])
 
-    def __gt_allocate__(self, domain, dtype, device_id: int = 0, aligned_index=None):
+    def __gt_allocate__(self, domain: Any, dtype: Any, device_id: int = 0,
+                        aligned_index: Any = None) -> Any:
         """The wrapped memory as the TensorBuffer of a field over ``domain``, once."""
         with self._lock:
             if self._used:
@@ -358,7 +369,7 @@ class WrapAllocator:
             strides=strides, layout_map=layout_map, byte_offset=offset,
             byte_alignment=_largest_alignment(first), aligned_index=index, ndarray=array)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "used" if self._used else "unused"
         return (f"gtstorage.next.wrap(array of shape {self._shape}, "
                 f"{self._device[0]}:{self._device[1]}, {state})")
@@ -367,7 +378,7 @@ class WrapAllocator:
     # the same memory are two allocators.
 
 
-def _data_and_low(array) -> Tuple[int, int]:
+def _data_and_low(array: Any) -> tuple[int, int]:
     """Address of element (0, …, 0) and the lowest address the array touches."""
     key = "__array_interface__" if hasattr(array, "__array_interface__") else \
         "__cuda_array_interface__"
@@ -418,7 +429,7 @@ def wrap(array: Any) -> WrapAllocator:
                     f"needed, got {type(array).__module__}.{type(array).__qualname__}")
 
 
-def _device_array(st):
+def _device_array(st: Storage) -> Any:
     """The CuPy array over a device-only storage's memory."""
     from ._storage import _cupy
 
