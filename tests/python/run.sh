@@ -6,6 +6,7 @@
 #      python3-hypothesis (installed with apt-get when missing and running as root), through a
 #      --system-site-packages venv at <build-dir>/.venv-debian; torch and xarray tests run when
 #      python3-torch / python3-xarray are importable there.
+# Then tests/python/lint.sh checks the package with ruff and mypy (pinned in the same venv).
 #
 # The package (default, GTSTORAGE_PY_PACKAGE=wheel): the wheel built from the repository root
 # (`pip wheel <root>`: scikit-build-core builds libgtstorage and gtstorage._native, CUDA off unless
@@ -23,6 +24,7 @@
 #
 # Usage: tests/python/run.sh <build-dir> [extra pytest arguments, e.g. -k native or a test file]
 # Env:   GTSTORAGE_PY_SKIP_DEBIAN=1 skips pass 2; GTSTORAGE_PY_SKIP_VENV=1 skips pass 1.
+#        GTSTORAGE_PY_SKIP_LINT=1  skips the last step, tests/python/lint.sh (ruff, mypy)
 #        GTSTORAGE_PY_PACKAGE      wheel (default) or source
 #        GTSTORAGE_PY_WHEEL        a wheel file to test instead of building one
 #        GTSTORAGE_PY_WHEEL_CUDA   GTSTORAGE_ENABLE_CUDA of the wheel build: OFF (default; a
@@ -81,17 +83,9 @@ esac
 
 # ---- the NumPy 2.x venv (also builds and repairs the wheel) --------------------------------------
 venv="$build/.venv-np2"
-make_np2_venv() {
-  local req="$here/requirements-dev.txt" stamp="$venv/.requirements.sha256" want
-  want="$(sha256sum "$req" | cut -d' ' -f1)"
-  if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
-    echo "== run.sh: creating $venv (NumPy 2.x, pinned dev requirements)"
-    rm -rf "$venv"
-    "${PYTHON:-python3}" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
-    echo "$want" > "$stamp"
-  fi
-}
+# make_np2_venv (shared with lint.sh)
+# shellcheck source=np2_venv.sh
+. "$here/np2_venv.sh"
 
 # ---- the wheel ---------------------------------------------------------------------------------
 wheel=""
@@ -272,6 +266,11 @@ if [[ "${GTSTORAGE_PY_SKIP_DEBIAN:-0}" != 1 ]]; then
   fi
   echo "== run.sh: NumPy $("$deb_py" -c 'import numpy; print(numpy.__version__)') ($deb_py, $mode)"
   run_pytest "$deb_py" || status=1
+fi
+
+# ---- 3. ruff and mypy --strict of the package (tests/python/lint.sh; any finding fails) -------
+if [[ "${GTSTORAGE_PY_SKIP_LINT:-0}" != 1 ]]; then
+  bash "$here/lint.sh" "$build" || status=1
 fi
 
 exit $status
