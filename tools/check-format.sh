@@ -16,7 +16,7 @@ if [[ ${1:-} == --fix ]]; then
   shift
 fi
 clang_format=${1:-clang-format}
-generated=(tests/fortran/abi_layout_gen.h)
+generated=(tests/fortran/abi_layout_gen.h src/capi/enums.hpp)
 mapfile -t files < <(git ls-files '*.c' '*.cpp' '*.h' '*.hpp' '*.inl' '*.cu' |
   grep -v '^third_party/' | grep -vxF -f <(printf '%s\n' "${generated[@]}"))
 if ((fix)); then

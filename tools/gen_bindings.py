@@ -886,11 +886,12 @@ def gen_python(h):
         if fname in h.deprecated:
             out.append(f'    "{fname}": {h.deprecated[fname]!r},\n')
     out.append("}\n")
-    out.append("\n#: Functions of the experimental header (no ABI promise).\nEXPERIMENTAL = {\n")
-    for fname, *_ in h.functions:
-        if fname in h.experimental:
-            out.append(f'    "{fname}",\n')
-    out.append("}\n")
+    out.append("\n#: Functions of the experimental header (no ABI promise).\n")
+    experimental = [fname for fname, *_ in h.functions if fname in h.experimental]
+    if experimental:  # ({} would be an empty dict, not a set)
+        out.append("EXPERIMENTAL = {\n" + "".join(f'    "{f}",\n' for f in experimental) + "}\n")
+    else:
+        out.append("EXPERIMENTAL: set[str] = set()\n")
 
     names += ["STRUCTS", "ENUMS", "PROTOTYPES", "DEPRECATED", "EXPERIMENTAL"]
     out.append("\n__all__ = [\n" + "".join(f'    "{n}",\n' for n in names) + "]\n")
@@ -1175,9 +1176,132 @@ def gen_abi_c(h):
     return "".join(out)
 
 
+# ------------------------------------------------------------------------------------------------
+# C++: the boundary's enum translations (src/capi/enums.hpp)
+
+CPP_ENUMS_OUT = "src/capi/enums.hpp"
+
+# What each public enum means below the ABI: (function, header enum, the parameter a refused
+# value is reported as, internal type, {accepted member: internal enumerator}, whether the
+# boundary also translates back with to_c(), which gives the first member of a value in header
+# order). A member the table leaves out is refused, with the accepted ones listed from the header.
+CPP_ENUM_TRANSLATIONS = [
+    ("init_of", "gtstorage_init", "init", "init_kind",
+     {"GTSTORAGE_INIT_UNINITIALIZED": "uninitialized", "GTSTORAGE_INIT_ZEROS": "zeros",
+      "GTSTORAGE_INIT_ONES": "ones", "GTSTORAGE_INIT_VALUE": "value",
+      "GTSTORAGE_INIT_COPY": "copy"}, False),
+    ("device_choice_of", "gtstorage_device", "device", "device_choice",
+     {"GTSTORAGE_DEVICE_DEFAULT": "preset", "GTSTORAGE_DEVICE_CPU": "cpu",
+      "GTSTORAGE_DEVICE_GPU": "gpu"}, False),
+    # DEFAULT and NONE both mean "no host mirror" (the default of device presets).
+    ("managed_of", "gtstorage_managed", "managed", "managed_kind",
+     {"GTSTORAGE_MANAGED_DEFAULT": "none", "GTSTORAGE_MANAGED_NONE": "none",
+      "GTSTORAGE_MANAGED_MIRROR": "mirror", "GTSTORAGE_MANAGED_UNIFIED": "unified"}, False),
+    ("pitch_padding_of", "gtstorage_pitch_padding", "pitch_padding", "pitch_padding",
+     {"GTSTORAGE_PITCH_PADDING_NONE": "none",
+      "GTSTORAGE_PITCH_PADDING_AVOID_ALIASING": "avoid_aliasing"}, False),
+    ("host_memory_of", "gtstorage_host_memory", "host_memory", "host_memory_kind",
+     {"GTSTORAGE_HOST_PAGEABLE": "pageable", "GTSTORAGE_HOST_PINNED": "pinned"}, False),
+    ("side_of", "gtstorage_side", "side", "side",
+     {"GTSTORAGE_SIDE_HOST": "host", "GTSTORAGE_SIDE_DEVICE": "device"}, True),
+    ("sync_state_of", "gtstorage_sync_state", "sync_state", "sync_state",
+     {"GTSTORAGE_SYNC_CLEAN": "clean", "GTSTORAGE_SYNC_HOST_DIRTY": "host_dirty",
+      "GTSTORAGE_SYNC_DEVICE_DIRTY": "device_dirty"}, True),
+    # TOUCH_* are the SET_*_MODIFIED operations under their GDP-3 names.
+    ("sync_op_of", "gtstorage_sync_op", "op", "sync_op",
+     {"GTSTORAGE_SYNC_HOST_TO_DEVICE": "host_to_device",
+      "GTSTORAGE_SYNC_DEVICE_TO_HOST": "device_to_host",
+      "GTSTORAGE_SYNC_SYNCHRONIZE": "synchronize",
+      "GTSTORAGE_SYNC_SET_HOST_MODIFIED": "set_host_modified",
+      "GTSTORAGE_SYNC_SET_DEVICE_MODIFIED": "set_device_modified",
+      "GTSTORAGE_SYNC_SET_SYNCHRONIZED": "set_synchronized",
+      "GTSTORAGE_SYNC_ACQUIRE_HOST": "acquire_host",
+      "GTSTORAGE_SYNC_ACQUIRE_DEVICE": "acquire_device",
+      "GTSTORAGE_SYNC_TOUCH_HOST": "set_host_modified",
+      "GTSTORAGE_SYNC_TOUCH_DEVICE": "set_device_modified",
+      "GTSTORAGE_SYNC_WAIT_STREAM": "wait_stream"}, False),
+    ("alignment_unit_of", "gtstorage_alignment_unit", "alignment_unit", "alignment_unit",
+     {"GTSTORAGE_ALIGN_ELEMENTS": "elements", "GTSTORAGE_ALIGN_BYTES": "bytes"}, True),
+    # A preset's device is CPU or GPU; DEFAULT (the preset's own) means nothing there.
+    ("device_kind_of", "gtstorage_device", "device", "device_kind",
+     {"GTSTORAGE_DEVICE_CPU": "cpu", "GTSTORAGE_DEVICE_GPU": "gpu"}, True),
+    ("layout_rule_of", "gtstorage_layout_rule", "rule", "layout_rule",
+     {"GTSTORAGE_RULE_BY_DIMS": "by_dims", "GTSTORAGE_RULE_C_ORDER": "c_order",
+      "GTSTORAGE_RULE_FORTRAN_ORDER": "fortran_order"}, True),
+]
+
+CPP_ENUMS_PREAMBLE = """\
+//
+// The public enum values of gtstorage.h, translated into the internal vocabularies of the
+// layers below (and back), from the table CPP_ENUM_TRANSLATIONS of tools/gen_bindings.py. This
+// file and the C entry points are the only places that know the ABI's numbers: storage, layout
+// and interop work with their own enums. A refused value is reported with the parameter's name
+// and the accepted values as the header numbers them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/errors.hpp"
+#include "common/limits.hpp"
+#include "gtstorage/gtstorage.h"
+#include "layout/allocation_plan.hpp"
+#include "layout/preset.hpp"
+#include "storage/buffer_set.hpp"
+#include "storage/storage.hpp"
+
+namespace gts::capi {
+
+static_assert(max_ndim == GTSTORAGE_MAX_NDIM, "the layers' max_ndim is the header's");
+
+/// Out of line: formatting a message is the rare path of every translation.
+[[noreturn]] __attribute__((cold, noinline)) inline void fail_enum(const char* param,
+                                                                   int32_t value,
+                                                                   const char* what) {
+  fail_arg(param, std::to_string(value) + " is not " + what);
+}
+"""
+
+
+def gen_cpp_enums(h):
+    """src/capi/enums.hpp: one switch per row of CPP_ENUM_TRANSLATIONS (and back)."""
+    enums = dict(h.enums)
+    out = ["".join(f"// {line}".rstrip() + "\n" for line in banner(h).splitlines()),
+           CPP_ENUMS_PREAMBLE]
+    for fn, enum, param, ctype, table, back in CPP_ENUM_TRANSLATIONS:
+        if enum not in enums:
+            raise KeyError(f"CPP_ENUM_TRANSLATIONS: {enum} is not an enum of the header")
+        members = [(m, v) for m, v in enums[enum]]
+        unknown = set(table) - {m for m, _ in members}
+        if unknown:
+            raise KeyError(f"CPP_ENUM_TRANSLATIONS: {sorted(unknown)} not members of {enum}")
+        common = os.path.commonprefix([m for m, _ in members])
+        common = common[:common.rfind("_") + 1]
+        accepted = [(m, v) for m, v in members if m in table]
+        listed = ", ".join(f"{v} {m[len(common):].lower()}" for m, v in accepted)
+        out.append(f"\ninline {ctype} {fn}(int32_t v) {{\n  switch (v) {{\n")
+        for i, (m, _) in enumerate(accepted):
+            out.append(f"    case {m}:\n")
+            # Members that mean the same share one return (their cases fall through).
+            if i + 1 == len(accepted) or table[accepted[i + 1][0]] != table[m]:
+                out.append(f"      return {ctype}::{table[m]};\n")
+        out.append(f'    default:\n      fail_enum("{param}", v, "a {enum} ({listed})");\n'
+                   "  }\n}\n")
+        if back:
+            out.append(f"inline int32_t to_c({ctype} x) {{\n  switch (x) {{\n")
+            seen = set()
+            for m, _ in accepted:
+                if table[m] not in seen:
+                    seen.add(table[m])
+                    out.append(f"    case {ctype}::{table[m]}:\n      return {m};\n")
+            out.append("  }\n  return -1;  // not reached: every enumerator has a case\n}\n")
+    out.append("\n}  // namespace gts::capi\n")
+    return "".join(out)
+
+
 def outputs(h):
     files = {PY_OUT: gen_python(h), F_OUT: gen_fortran(h), ABI_F_OUT: gen_abi_fortran(h),
-             ABI_C_OUT: gen_abi_c(h)}
+             ABI_C_OUT: gen_abi_c(h), CPP_ENUMS_OUT: gen_cpp_enums(h)}
     for name, py_out, f_out, module in COMPONENTS:
         c = parse_component(component_path(h.path, name), h)
         if py_out is not None:

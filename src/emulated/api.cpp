@@ -1,4 +1,5 @@
-// The emulated CUDA runtime: the runtime API (devices, memory, streams, events, copies, pools, pointers).
+// The emulated CUDA runtime: the runtime API (devices, memory, streams, events, copies, pools,
+// pointers).
 #include "emulated/runtime_internal.hpp"
 
 namespace gts::emulated {

@@ -1,4 +1,5 @@
-// The emulated CUDA runtime: memory (mappings with guard pages and redzones, quarantine, pools, range checks).
+// The emulated CUDA runtime: memory (mappings with guard pages and redzones, quarantine, pools,
+// range checks).
 #include "emulated/runtime_internal.hpp"
 
 namespace gts::emulated::impl {

@@ -45,9 +45,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "emulated/block_scheduler.hpp"
 #include "emulated/control.hpp"
 #include "emulated/cuda_api.hpp"
-#include "emulated/block_scheduler.hpp"
 
 namespace gts::emulated::impl {
 

@@ -1,4 +1,5 @@
-// The emulated CUDA runtime: its state, the calling thread's current device and last error, error injection.
+// The emulated CUDA runtime: its state, the calling thread's current device and last error, error
+// injection.
 #include "emulated/runtime_internal.hpp"
 
 namespace gts::emulated::impl {

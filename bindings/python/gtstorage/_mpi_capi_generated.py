@@ -179,8 +179,7 @@ DEPRECATED = {
 }
 
 #: Functions of the experimental header (no ABI promise).
-EXPERIMENTAL = {
-}
+EXPERIMENTAL: set[str] = set()
 
 __all__ = [
     "MPI_MAX_DIMS",

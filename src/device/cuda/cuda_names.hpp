@@ -3,10 +3,10 @@
 // cuda_backend.cu before gpu_backend.inl.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <cstdint>
 #include <string>
-
-#include <cuda_runtime.h>
 
 #define GTS_GPU_NS cuda_impl
 #define GTS_GPU_NAME "cuda"
@@ -29,7 +29,6 @@ using gpuPointerAttributes = cudaPointerAttributes;
 using gpuMemPool_t = cudaMemPool_t;
 using gpuMemPoolProps = cudaMemPoolProps;
 using gpuMemLocation = cudaMemLocation;
-
 
 namespace gts::device::GTS_GPU_NS {
 

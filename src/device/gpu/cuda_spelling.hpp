@@ -1,7 +1,7 @@
-// gpuXxx as CUDA spells it, for the two runtimes with CUDA's API: the real one (cuda/cuda_names.hpp)
-// and the emulated one (emulated/emulated_names.hpp). The including names header has defined the
-// build's identity (GTS_GPU_NS, ...), GTS_GPU_CUDA_API (the CUDA version whose API the runtime
-// has), the gpuXxx types and gpu_address_range(), with CUDA's names in scope.
+// gpuXxx as CUDA spells it, for the two runtimes with CUDA's API: the real one
+// (cuda/cuda_names.hpp) and the emulated one (emulated/emulated_names.hpp). The including names
+// header has defined the build's identity (GTS_GPU_NS, ...), GTS_GPU_CUDA_API (the CUDA version
+// whose API the runtime has), the gpuXxx types and gpu_address_range(), with CUDA's names in scope.
 #pragma once
 
 #include <cstdint>
