@@ -33,10 +33,12 @@ numpydoc_validation_checks = {"PR01", "PR02", "PR03", "PR10", "GL06", "GL07", "G
 # docstring (_alias_docstring below); their docstring is validated as gtstorage.gdp3.<name>.
 numpydoc_validation_exclude = {r"^gtstorage\.(as_storage|storage|plan)$"}
 
-# Every cross-reference must resolve (a misspelt :func:`name` is an error), except to NumPy's
-# and CuPy's types: their inventories are not fetched (the build runs offline).
+# Every cross-reference must resolve (a misspelt :func:`name` is an error), except to NumPy's,
+# CuPy's and the standard library's types (collections.abc.Sequence in the annotations): their
+# inventories are not fetched (the build runs offline).
 nitpicky = True
-nitpick_ignore_regex = [("py:class", r"(numpy|cupy)(\..*)?")]
+nitpick_ignore_regex = [("py:class", r"(numpy|cupy)(\..*)?"),
+                        ("py:class", r"(collections\.abc|typing|types|ctypes)\..*")]
 
 autodoc_member_order = "groupwise"  # methods, then properties; alphabetical in each
 autodoc_preserve_defaults = True  # keyword defaults as written (``_UNSET``, ``np.float64``)
