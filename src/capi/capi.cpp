@@ -161,15 +161,49 @@ void check_stream(const gts::storage& s, uint64_t stream) {
   }
 }
 
-// One sync op on the buffers of @p s; stream 0 means the storage's own stream.
-void apply_sync(const gts::storage& s, int32_t op, uint32_t flags, uint64_t stream, bool wait) {
+// The arguments every sync verb checks: @p flags (FORCE only) and @p stream (0: the storage's
+// own stream, else a stream the backend does not know to be dead).
+struct sync_call {
+  gts::buffer_set& buffers;
+  bool force;
+  uint64_t stream;
+};
+sync_call sync_args(const gts::storage& s, uint32_t flags, uint64_t stream) {
   if ((flags & ~uint32_t(GTSTORAGE_SYNC_FLAG_FORCE)) != 0) {
     gts::fail_arg("flags",
                   std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
   }
   check_stream(s, stream);
-  s.buffers->sync(gts::capi::sync_op_of(op), (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0,
-                  stream != 0 ? stream : s.stream, wait);
+  return {*s.buffers, (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, stream != 0 ? stream : s.stream};
+}
+
+// gtstorage_sync(_async)'s op numbers (deprecated) onto the verbs of the buffer set.
+void apply_sync_op(const gts::storage& s, int32_t op, uint32_t flags, uint64_t stream, bool wait) {
+  const sync_call c = sync_args(s, flags, stream);
+  switch (op) {
+    case GTSTORAGE_SYNC_HOST_TO_DEVICE:
+      return c.buffers.sync_to(gts::side::device, c.force, c.stream, wait);
+    case GTSTORAGE_SYNC_DEVICE_TO_HOST:
+      return c.buffers.sync_to(gts::side::host, c.force, c.stream, wait);
+    case GTSTORAGE_SYNC_SYNCHRONIZE:
+      return c.buffers.synchronize(c.stream, wait);
+    case GTSTORAGE_SYNC_SET_HOST_MODIFIED:
+    case GTSTORAGE_SYNC_TOUCH_HOST:
+      return c.buffers.modify(gts::side::host, c.force, c.stream, wait);
+    case GTSTORAGE_SYNC_SET_DEVICE_MODIFIED:
+    case GTSTORAGE_SYNC_TOUCH_DEVICE:
+      return c.buffers.modify(gts::side::device, c.force, c.stream, wait);
+    case GTSTORAGE_SYNC_SET_SYNCHRONIZED:
+      return c.buffers.mark_synchronized(c.stream, wait);
+    case GTSTORAGE_SYNC_ACQUIRE_HOST:
+      return c.buffers.acquire(gts::side::host, c.force, c.stream, wait);
+    case GTSTORAGE_SYNC_ACQUIRE_DEVICE:
+      return c.buffers.acquire(gts::side::device, c.force, c.stream, wait);
+    case GTSTORAGE_SYNC_WAIT_STREAM:
+      return c.buffers.wait(c.stream);
+    default:
+      gts::capi::fail_enum("op", op, "a gtstorage_sync_op (1 … 11)");
+  }
 }
 
 void copy_name(char* dst, size_t size, const char* src) {
@@ -536,11 +570,11 @@ int gtstorage_fill_double(gtstorage_handle handle, double value) {
 }
 
 int gtstorage_sync(gtstorage_handle handle, int32_t op, uint32_t flags) {
-  return guarded([&] { apply_sync(table().get(handle), op, flags, 0, true); });
+  return guarded([&] { apply_sync_op(table().get(handle), op, flags, 0, true); });
 }
 
 int gtstorage_sync_async(gtstorage_handle handle, int32_t op, uint32_t flags, uint64_t stream) {
-  return guarded([&] { apply_sync(table().get(handle), op, flags, stream, false); });
+  return guarded([&] { apply_sync_op(table().get(handle), op, flags, stream, false); });
 }
 
 int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state) {
@@ -553,9 +587,8 @@ int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state) {
 int gtstorage_sync_to(gtstorage_handle handle, int32_t side, uint32_t flags) {
   return guarded([&] {
     check_side(side);
-    const int op =
-        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_DEVICE_TO_HOST : GTSTORAGE_SYNC_HOST_TO_DEVICE;
-    apply_sync(table().get(handle), op, flags, 0, true);
+    const sync_call c = sync_args(table().get(handle), flags, 0);
+    c.buffers.sync_to(gts::capi::side_of(side), c.force, c.stream, true);
   });
 }
 
@@ -563,18 +596,16 @@ int gtstorage_sync_to_async(gtstorage_handle handle, int32_t side, uint32_t flag
                             uint64_t stream) {
   return guarded([&] {
     check_side(side);
-    const int op =
-        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_DEVICE_TO_HOST : GTSTORAGE_SYNC_HOST_TO_DEVICE;
-    apply_sync(table().get(handle), op, flags, stream, false);
+    const sync_call c = sync_args(table().get(handle), flags, stream);
+    c.buffers.sync_to(gts::capi::side_of(side), c.force, c.stream, false);
   });
 }
 
 int gtstorage_modify(gtstorage_handle handle, int32_t side, uint32_t flags) {
   return guarded([&] {
     check_side(side);
-    const int op = side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_SET_HOST_MODIFIED
-                                               : GTSTORAGE_SYNC_SET_DEVICE_MODIFIED;
-    apply_sync(table().get(handle), op, flags, 0, true);
+    const sync_call c = sync_args(table().get(handle), flags, 0);
+    c.buffers.modify(gts::capi::side_of(side), c.force, c.stream, true);
   });
 }
 
@@ -590,30 +621,33 @@ int gtstorage_need_sync(gtstorage_handle handle, int32_t side, int32_t* out_need
 }
 
 int gtstorage_mark_synchronized(gtstorage_handle handle) {
-  return guarded(
-      [&] { apply_sync(table().get(handle), GTSTORAGE_SYNC_SET_SYNCHRONIZED, 0, 0, true); });
+  return guarded([&] {
+    const sync_call c = sync_args(table().get(handle), 0, 0);
+    c.buffers.mark_synchronized(c.stream, true);
+  });
 }
 
 int gtstorage_wait_stream(gtstorage_handle handle, uint64_t stream) {
-  return guarded(
-      [&] { apply_sync(table().get(handle), GTSTORAGE_SYNC_WAIT_STREAM, 0, stream, true); });
+  return guarded([&] {
+    const sync_call c = sync_args(table().get(handle), 0, stream);
+    c.buffers.wait(c.stream);
+  });
 }
 
 int gtstorage_acquire(gtstorage_handle handle, int32_t side) {
   return guarded([&] {
     check_side(side);
-    const int op =
-        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_ACQUIRE_HOST : GTSTORAGE_SYNC_ACQUIRE_DEVICE;
-    apply_sync(table().get(handle), op, 0, 0, true);
+    const sync_call c = sync_args(table().get(handle), 0, 0);
+    c.buffers.acquire(gts::capi::side_of(side), false, c.stream, true);
   });
 }
 
+// GDP-3's touch is modify under another name (TOUCH_* are SET_*_MODIFIED).
 int gtstorage_touch(gtstorage_handle handle, int32_t side) {
   return guarded([&] {
     check_side(side);
-    const int op =
-        side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SYNC_TOUCH_HOST : GTSTORAGE_SYNC_TOUCH_DEVICE;
-    apply_sync(table().get(handle), op, 0, 0, true);
+    const sync_call c = sync_args(table().get(handle), 0, 0);
+    c.buffers.modify(gts::capi::side_of(side), false, c.stream, true);
   });
 }
 

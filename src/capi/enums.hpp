@@ -141,35 +141,6 @@ inline int32_t to_c(sync_state x) {
   return -1;  // not reached: every enumerator has a case
 }
 
-inline sync_op sync_op_of(int32_t v) {
-  switch (v) {
-    case GTSTORAGE_SYNC_HOST_TO_DEVICE:
-      return sync_op::host_to_device;
-    case GTSTORAGE_SYNC_DEVICE_TO_HOST:
-      return sync_op::device_to_host;
-    case GTSTORAGE_SYNC_SYNCHRONIZE:
-      return sync_op::synchronize;
-    case GTSTORAGE_SYNC_SET_HOST_MODIFIED:
-      return sync_op::set_host_modified;
-    case GTSTORAGE_SYNC_SET_DEVICE_MODIFIED:
-      return sync_op::set_device_modified;
-    case GTSTORAGE_SYNC_SET_SYNCHRONIZED:
-      return sync_op::set_synchronized;
-    case GTSTORAGE_SYNC_ACQUIRE_HOST:
-      return sync_op::acquire_host;
-    case GTSTORAGE_SYNC_ACQUIRE_DEVICE:
-      return sync_op::acquire_device;
-    case GTSTORAGE_SYNC_TOUCH_HOST:
-      return sync_op::set_host_modified;
-    case GTSTORAGE_SYNC_TOUCH_DEVICE:
-      return sync_op::set_device_modified;
-    case GTSTORAGE_SYNC_WAIT_STREAM:
-      return sync_op::wait_stream;
-    default:
-      fail_enum("op", v, "a gtstorage_sync_op (1 host_to_device, 2 device_to_host, 3 synchronize, 4 set_host_modified, 5 set_device_modified, 6 set_synchronized, 7 acquire_host, 8 acquire_device, 9 touch_host, 10 touch_device, 11 wait_stream)");
-  }
-}
-
 inline alignment_unit alignment_unit_of(int32_t v) {
   switch (v) {
     case GTSTORAGE_ALIGN_ELEMENTS:

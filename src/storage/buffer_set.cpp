@@ -277,103 +277,132 @@ void buffer_set::copy_side(side to, uint64_t stream) {
   }
 }
 
-void buffer_set::sync(sync_op op, bool force, uint64_t stream, bool wait) {
+void buffer_set::wait(uint64_t stream) {
   if (stream == 0) stream = default_stream;
-  if (op == sync_op::wait_stream) {
-    // Always blocking (also from gtstorage_sync_async): a consumer waits here for a producer's
-    // stream before it reads the buffer, and for the work the library queued on the memory on
-    // any stream (an async copy into a host-only storage, whose set has no backend).
+  // Always blocking (also from gtstorage_sync_async): a consumer waits here for a producer's
+  // stream before it reads the buffer, and for the work the library queued on the memory on
+  // any stream (an async copy into a host-only storage, whose set has no backend).
+  wait_pending();
+  if (backend != nullptr) backend->synchronize(stream);
+}
+
+bool buffer_set::unified() const {
+  return host.owner == side_owner::alias || device.owner == side_owner::alias;
+}
+
+void buffer_set::unified_sync(const side* to, uint64_t stream, bool wait) {
+  const side_buffer& b = host.owner == side_owner::alias ? device : host;
+  device::backend& be = *backend;
+  if (to != nullptr) {
+    order_after_pending(be, stream);
+    be.prefetch(b.base, static_cast<size_t>(b.bytes), *to == side::device ? b.device_id : -1,
+                stream);
+    if (!wait) queued_on(be, b.device_id, stream);
+  }
+  if (wait) {
     wait_pending();
-    if (backend != nullptr) backend->synchronize(stream);
-    return;
+    be.synchronize(stream);
   }
+}
 
-  // Unified memory: one buffer, so "sync" means moving pages to where they will be used.
-  if (host.owner == side_owner::alias || device.owner == side_owner::alias) {
-    const side_buffer& b = host.owner == side_owner::alias ? device : host;
-    device::backend& be = *backend;
-    const bool to_device = op == sync_op::acquire_device || op == sync_op::host_to_device;
-    const bool to_host =
-        op == sync_op::acquire_host || op == sync_op::device_to_host || op == sync_op::synchronize;
-    if (to_device || to_host) {
-      order_after_pending(be, stream);
-      be.prefetch(b.base, static_cast<size_t>(b.bytes), to_device ? b.device_id : -1, stream);
-      if (!wait) queued_on(be, b.device_id, stream);
-    }
-    if (wait) {
-      wait_pending();
-      be.synchronize(stream);
-    }
+void buffer_set::move_to(side to, uint64_t stream, bool wait) {
+  if (get(to).readonly) {
+    fail(error_kind::readonly, std::string("op: the ") + (to == side::host ? "host" : "device") +
+                                   " side is caller memory wrapped read-only; syncing would "
+                                   "write into it");
+  }
+  copy_side(to, stream);
+  if (wait) {
+    backend->synchronize(stream);
+  } else {
+    note_queued(*backend, device.device_id, stream);
+  }
+  state_ = sync_state::clean;
+}
+
+void buffer_set::mark(sync_state dirty, bool force, const char* verb) {
+  const sync_state other =
+      dirty == sync_state::host_dirty ? sync_state::device_dirty : sync_state::host_dirty;
+  if (state_ == other && !force) {
+    fail(error_kind::sync_conflict,
+         std::string("op: ") + verb +
+             " while the other side is already marked modified; "
+             "sync first (or pass GTSTORAGE_SYNC_FLAG_FORCE to discard the other side's changes)");
+  }
+  state_ = dirty;
+}
+
+void buffer_set::sync_to(side to, bool force, uint64_t stream, bool wait) {
+  if (stream == 0) stream = default_stream;
+  if (unified()) {
+    unified_sync(&to, stream, wait);
     return;
   }
-  // Host-only or device-only storages: every op is a valid no-op.
   if (!mirrored()) return;
-
   const std::lock_guard<std::mutex> lock(mutex_);
-  // Work queued earlier (an async sync or copy) must land before this op reads or overwrites
-  // the memory.
+  // Work queued earlier (an async sync or copy) must land before this reads or overwrites the
+  // memory.
   if (has_pending()) finish_pending();
-  auto move_to = [&](side to) {
-    if (get(to).readonly) {
-      fail(error_kind::readonly, std::string("op: the ") + (to == side::host ? "host" : "device") +
-                                     " side is caller memory wrapped read-only; syncing would "
-                                     "write into it");
-    }
-    copy_side(to, stream);
-    if (wait) {
-      backend->synchronize(stream);
-    } else {
-      note_queued(*backend, device.device_id, stream);
-    }
-    state_ = sync_state::clean;
-  };
-  auto mark = [&](sync_state dirty, const char* name) {
-    const sync_state other =
-        dirty == sync_state::host_dirty ? sync_state::device_dirty : sync_state::host_dirty;
-    if (state_ == other && !force) {
-      fail(
-          error_kind::sync_conflict,
-          std::string("op: ") + name +
-              " while the other side is already marked modified; "
-              "sync first (or pass GTSTORAGE_SYNC_FLAG_FORCE to discard the other side's changes)");
-    }
-    state_ = dirty;
-  };
-  switch (op) {
-    case sync_op::host_to_device:
-      if (state_ == sync_state::host_dirty || force) move_to(side::device);
-      break;
-    case sync_op::device_to_host:
-      if (state_ == sync_state::device_dirty || force) move_to(side::host);
-      break;
-    case sync_op::synchronize:
-      if (state_ == sync_state::host_dirty)
-        move_to(side::device);
-      else if (state_ == sync_state::device_dirty)
-        move_to(side::host);
-      break;
-    case sync_op::set_host_modified:
-      mark(sync_state::host_dirty, "set_host_modified");
-      break;
-    case sync_op::set_device_modified:
-      mark(sync_state::device_dirty, "set_device_modified");
-      break;
-    case sync_op::set_synchronized:
-      state_ = sync_state::clean;
-      break;
-    case sync_op::acquire_host:
-      if (state_ == sync_state::device_dirty || (force && state_ == sync_state::clean)) {
-        move_to(side::host);
-      }
-      break;
-    case sync_op::acquire_device:
-      if (state_ == sync_state::host_dirty || (force && state_ == sync_state::clean)) {
-        move_to(side::device);
-      }
-      break;
-    case sync_op::wait_stream:  // handled above
-      break;
+  const sync_state from = to == side::device ? sync_state::host_dirty : sync_state::device_dirty;
+  if (state_ == from || force) move_to(to, stream, wait);
+}
+
+void buffer_set::synchronize(uint64_t stream, bool wait) {
+  if (stream == 0) stream = default_stream;
+  if (unified()) {
+    const side to = side::host;  // GDP-3's synchronize of one buffer: the pages to the host
+    unified_sync(&to, stream, wait);
+    return;
   }
+  if (!mirrored()) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (has_pending()) finish_pending();
+  if (state_ == sync_state::host_dirty) {
+    move_to(side::device, stream, wait);
+  } else if (state_ == sync_state::device_dirty) {
+    move_to(side::host, stream, wait);
+  }
+}
+
+void buffer_set::acquire(side s, bool force, uint64_t stream, bool wait) {
+  if (stream == 0) stream = default_stream;
+  if (unified()) {
+    unified_sync(&s, stream, wait);
+    return;
+  }
+  if (!mirrored()) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (has_pending()) finish_pending();
+  const sync_state other = s == side::host ? sync_state::device_dirty : sync_state::host_dirty;
+  if (state_ == other || (force && state_ == sync_state::clean)) move_to(s, stream, wait);
+}
+
+void buffer_set::modify(side s, bool force, uint64_t stream, bool wait) {
+  if (stream == 0) stream = default_stream;
+  if (unified()) {
+    unified_sync(nullptr, stream, wait);
+    return;
+  }
+  if (!mirrored()) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (has_pending()) finish_pending();
+  if (s == side::host) {
+    mark(sync_state::host_dirty, force, "set_host_modified");
+  } else {
+    mark(sync_state::device_dirty, force, "set_device_modified");
+  }
+}
+
+void buffer_set::mark_synchronized(uint64_t stream, bool wait) {
+  if (stream == 0) stream = default_stream;
+  if (unified()) {
+    unified_sync(nullptr, stream, wait);
+    return;
+  }
+  if (!mirrored()) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (has_pending()) finish_pending();
+  state_ = sync_state::clean;
 }
 
 }  // namespace gts

@@ -23,19 +23,6 @@ enum class sync_state { clean, host_dirty, device_dirty };
 enum class side : int32_t { host = 0, device = 1 };
 enum class managed_kind { none, mirror, unified };
 
-/// One operation on the sync state of a buffer set (GDP-3 / gtstorage_sync_op vocabulary).
-enum class sync_op {
-  host_to_device,       ///< Copy host -> device if the host is dirty (or forced).
-  device_to_host,       ///< Copy device -> host if the device is dirty (or forced).
-  synchronize,          ///< Copy whichever side is dirty to the other.
-  set_host_modified,    ///< Mark the host side modified (also "touch host").
-  set_device_modified,  ///< Mark the device side modified (also "touch device").
-  set_synchronized,     ///< Declare both sides equal, without copying.
-  acquire_host,         ///< Make the host current before host compute.
-  acquire_device,       ///< Make the device current before device compute.
-  wait_stream,          ///< Wait for the stream (always blocking); no state change.
-};
-
 enum class side_owner {
   none,        ///< No buffer on this side.
   host_block,  ///< Allocated by allocate_host().
@@ -112,8 +99,28 @@ class buffer_set {
   /// block), host access through the library, gtstorage_wait_stream and every later synchronous
   /// operation wait for it. Where no event can be recorded the host waits for the stream now.
   void queued_on(device::backend& be, int device_id, uint64_t stream);
-  /// Applies one sync operation. Thread-safe.
-  void sync(sync_op op, bool force, uint64_t stream, bool wait);
+  // The sync verbs (GDP-3). Thread-safe. @p stream: where transfers run (0: the default
+  // stream); @p wait: return after they are done (else they stay queued, recorded as pending).
+  // Host-only and device-only sets have nothing to keep in sync: the verbs do nothing there.
+  // Unified memory is one buffer: a sync moves its pages (a prefetch) to where they will be
+  // used, and with @p wait every verb waits for @p stream.
+
+  /// Makes side @p to current: copies the other side over it if that side is modified (or
+  /// always, with @p force); both sides are then equal.
+  void sync_to(side to, bool force, uint64_t stream, bool wait);
+  /// Copies whichever side is modified over the other.
+  void synchronize(uint64_t stream, bool wait);
+  /// Makes side @p s current before compute there: as sync_to(@p s), and with @p force also
+  /// when neither side is modified.
+  void acquire(side s, bool force, uint64_t stream, bool wait);
+  /// Marks side @p s modified (its compute wrote it); refused (sync_conflict) while the other
+  /// side is marked modified, unless @p force discards that side's changes.
+  void modify(side s, bool force, uint64_t stream, bool wait);
+  /// Declares both sides equal without copying.
+  void mark_synchronized(uint64_t stream, bool wait);
+  /// Waits on the host for @p stream (0: the default stream) and for the work the library
+  /// queued on this set's memory (always blocking); changes no state.
+  void wait(uint64_t stream);
   /// A handle of this set stops using @p stream: gtstorage_set_stream moves it to another one,
   /// or its last reference is released. The work the application queued there so far may
   /// still use this set's memory, so an event is recorded on @p stream now, while the stream is
@@ -131,6 +138,15 @@ class buffer_set {
 
  private:
   void copy_side(side to, uint64_t stream);  // requires lock
+  /// Unified memory: one buffer, both sides alias it.
+  [[nodiscard]] bool unified() const;
+  /// A verb on unified memory: prefetch to @p to (null: no move), then wait if asked.
+  void unified_sync(const side* to, uint64_t stream, bool wait);
+  /// Copies the other side over @p to and marks the set clean (requires lock): refused where
+  /// @p to is caller memory wrapped read-only.
+  void move_to(side to, uint64_t stream, bool wait);
+  /// Marks @p dirty (requires lock); @p verb names the operation in a conflict's message.
+  void mark(sync_state dirty, bool force, const char* verb);
   /// Whether this set's release must be ordered after the work on the streams it left.
   [[nodiscard]] bool orders_release() const;
   /// An event recorded on @p stream now, on this set's device; 0 where none could be recorded,

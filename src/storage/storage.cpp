@@ -109,16 +109,14 @@ side prepare_write(const storage& s, const char* param) {
   wait_for_device_work(s);
   const side sd = s.has(side::host) ? side::host : side::device;
   if (s.buffers->mirrored()) {
-    s.buffers->sync(sd == side::host ? sync_op::acquire_host : sync_op::acquire_device, false,
-                    s.stream, true);
+    s.buffers->acquire(sd, false, s.stream, true);
   }
   return sd;
 }
 
 void finish_write(const storage& s, side sd) {
   if (s.buffers->mirrored()) {
-    s.buffers->sync(sd == side::host ? sync_op::set_host_modified : sync_op::set_device_modified,
-                    false, s.stream, true);
+    s.buffers->modify(sd, false, s.stream, true);
   }
 }
 
@@ -708,7 +706,7 @@ std::unique_ptr<storage> storage::create(const create_request& req) {
       break;
   }
   if (req.init != init_kind::uninitialized && bs->mirrored()) {
-    bs->sync(sync_op::set_host_modified, false, 0, true);
+    bs->modify(side::host, false, 0, true);
   }
   st->readonly = req.readonly;
   return st;
@@ -928,11 +926,12 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     buffers->device.dl_device_id = device::dl::device_id_for(buffers->device.dl_device_type, id);
     buffers->managed = req.data != nullptr ? managed_kind::mirror : managed_kind::none;
     if (req.data != nullptr) {
-      const sync_op set = req.sync_state == sync_state::host_dirty ? sync_op::set_host_modified
-                          : req.sync_state == sync_state::device_dirty
-                              ? sync_op::set_device_modified
-                              : sync_op::set_synchronized;
-      buffers->sync(set, true, 0, true);
+      if (req.sync_state == sync_state::clean) {
+        buffers->mark_synchronized(0, true);
+      } else {
+        buffers->modify(req.sync_state == sync_state::host_dirty ? side::host : side::device, true,
+                        0, true);
+      }
     }
   }
   st->buffers = buffers;
