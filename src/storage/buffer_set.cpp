@@ -332,77 +332,58 @@ void buffer_set::mark(sync_state dirty, bool force, const char* verb) {
   state_ = dirty;
 }
 
-void buffer_set::sync_to(side to, bool force, uint64_t stream, bool wait) {
+template <class Locked>
+void buffer_set::run_verb(const side* unified_to, uint64_t stream, bool wait, Locked&& locked) {
   if (stream == 0) stream = default_stream;
   if (unified()) {
-    unified_sync(&to, stream, wait);
+    unified_sync(unified_to, stream, wait);
     return;
   }
-  if (!mirrored()) return;
+  if (!mirrored()) return;  // host-only or device-only: nothing to keep in sync
   const std::lock_guard<std::mutex> lock(mutex_);
-  // Work queued earlier (an async sync or copy) must land before this reads or overwrites the
-  // memory.
+  // Work queued earlier (an async sync or copy) must land before a verb reads or overwrites
+  // the memory.
   if (has_pending()) finish_pending();
-  const sync_state from = to == side::device ? sync_state::host_dirty : sync_state::device_dirty;
-  if (state_ == from || force) move_to(to, stream, wait);
+  locked(stream);
+}
+
+void buffer_set::sync_to(side to, bool force, uint64_t stream, bool wait) {
+  run_verb(&to, stream, wait, [&](uint64_t st) {
+    const sync_state from = to == side::device ? sync_state::host_dirty : sync_state::device_dirty;
+    if (state_ == from || force) move_to(to, st, wait);
+  });
 }
 
 void buffer_set::synchronize(uint64_t stream, bool wait) {
-  if (stream == 0) stream = default_stream;
-  if (unified()) {
-    const side to = side::host;  // GDP-3's synchronize of one buffer: the pages to the host
-    unified_sync(&to, stream, wait);
-    return;
-  }
-  if (!mirrored()) return;
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (has_pending()) finish_pending();
-  if (state_ == sync_state::host_dirty) {
-    move_to(side::device, stream, wait);
-  } else if (state_ == sync_state::device_dirty) {
-    move_to(side::host, stream, wait);
-  }
+  const side pages_to = side::host;  // GDP-3's synchronize of one buffer: its pages to the host
+  run_verb(&pages_to, stream, wait, [&](uint64_t st) {
+    if (state_ == sync_state::host_dirty) {
+      move_to(side::device, st, wait);
+    } else if (state_ == sync_state::device_dirty) {
+      move_to(side::host, st, wait);
+    }
+  });
 }
 
 void buffer_set::acquire(side s, bool force, uint64_t stream, bool wait) {
-  if (stream == 0) stream = default_stream;
-  if (unified()) {
-    unified_sync(&s, stream, wait);
-    return;
-  }
-  if (!mirrored()) return;
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (has_pending()) finish_pending();
-  const sync_state other = s == side::host ? sync_state::device_dirty : sync_state::host_dirty;
-  if (state_ == other || (force && state_ == sync_state::clean)) move_to(s, stream, wait);
+  run_verb(&s, stream, wait, [&](uint64_t st) {
+    const sync_state other = s == side::host ? sync_state::device_dirty : sync_state::host_dirty;
+    if (state_ == other || (force && state_ == sync_state::clean)) move_to(s, st, wait);
+  });
 }
 
 void buffer_set::modify(side s, bool force, uint64_t stream, bool wait) {
-  if (stream == 0) stream = default_stream;
-  if (unified()) {
-    unified_sync(nullptr, stream, wait);
-    return;
-  }
-  if (!mirrored()) return;
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (has_pending()) finish_pending();
-  if (s == side::host) {
-    mark(sync_state::host_dirty, force, "set_host_modified");
-  } else {
-    mark(sync_state::device_dirty, force, "set_device_modified");
-  }
+  run_verb(nullptr, stream, wait, [&](uint64_t) {
+    if (s == side::host) {
+      mark(sync_state::host_dirty, force, "set_host_modified");
+    } else {
+      mark(sync_state::device_dirty, force, "set_device_modified");
+    }
+  });
 }
 
 void buffer_set::mark_synchronized(uint64_t stream, bool wait) {
-  if (stream == 0) stream = default_stream;
-  if (unified()) {
-    unified_sync(nullptr, stream, wait);
-    return;
-  }
-  if (!mirrored()) return;
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (has_pending()) finish_pending();
-  state_ = sync_state::clean;
+  run_verb(nullptr, stream, wait, [&](uint64_t) { state_ = sync_state::clean; });
 }
 
 }  // namespace gts

@@ -140,6 +140,11 @@ class buffer_set {
   void copy_side(side to, uint64_t stream);  // requires lock
   /// Unified memory: one buffer, both sides alias it.
   [[nodiscard]] bool unified() const;
+  /// The common course of the verbs: the stream (0: the default one), unified memory's
+  /// unified_sync(@p unified_to), nothing for a set without two sides; otherwise @p locked(stream)
+  /// under the lock, after the pending work landed.
+  template <class Locked>
+  void run_verb(const side* unified_to, uint64_t stream, bool wait, Locked&& locked);
   /// A verb on unified memory: prefetch to @p to (null: no move), then wait if asked.
   void unified_sync(const side* to, uint64_t stream, bool wait);
   /// Copies the other side over @p to and marks the set clean (requires lock): refused where
