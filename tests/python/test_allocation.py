@@ -96,7 +96,7 @@ def test_cached_plan_equals_a_fresh_one(kw):
     first = gs.plan((9, 10, 11), **kw)
     first["strides"] = "changed by the caller"  # a copy: the cache must not see this
     again = gs.plan((9, 10, 11), **kw)
-    fresh = gs._creation._plan_of(gs._creation._options((9, 10, 11), np.float64, **kw), "plan")
+    fresh = gs._request._plan_of(gs._request.validate((9, 10, 11), np.float64, **kw), "plan")
     assert again == fresh
 
 

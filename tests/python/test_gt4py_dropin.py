@@ -262,7 +262,7 @@ def test_device_backend_without_cuda_memory_says_why():
 def test_device_backend_returns_what_cupy_makes_of_the_device_buffer(monkeypatch):
     # No CuPy and no CUDA here: a stand-in cupy module records the CUDA Array Interface it is
     # given, and the emulated device's memory is let through as if it were CUDA memory.
-    from gtstorage import _storage
+    from gtstorage import _handle
 
     fake = types.ModuleType("cupy")
 
@@ -273,8 +273,8 @@ def test_device_backend_returns_what_cupy_makes_of_the_device_buffer(monkeypatch
 
     fake.asarray = FakeArray
     monkeypatch.setitem(sys.modules, "cupy", fake)
-    monkeypatch.setattr(_storage, "_cupy_module", None)
-    monkeypatch.setattr(_storage, "_CAI_DEVICE_TYPES", _storage._CAI_DEVICE_TYPES + (12,))
+    monkeypatch.setattr(_handle, "_cupy_module", None)
+    monkeypatch.setattr(_handle, "_CAI_DEVICE_TYPES", _handle._CAI_DEVICE_TYPES + (12,))
     before = live()
     arr = gs.zeros((4, 5), np.float32, backend=DEVICE_PRESETS[0])
     p = gs.plan((4, 5), np.float32, backend=DEVICE_PRESETS[0])
@@ -291,11 +291,11 @@ def test_device_backend_without_cupy_says_so(monkeypatch):
     # CuPy absent (an import of it fails) and the emulated device's memory let through as if it
     # were CUDA memory: the drop-in says that CuPy is missing, names the function, and gives the
     # allocation back.
-    from gtstorage import _storage
+    from gtstorage import _gt4py, _handle
 
     monkeypatch.setitem(sys.modules, "cupy", None)  # `import cupy` raises ImportError
-    monkeypatch.setattr(_storage, "_cupy_module", None)
-    monkeypatch.setattr(_storage, "_CAI_DEVICE_TYPES", _storage._CAI_DEVICE_TYPES + (12,))
+    monkeypatch.setattr(_handle, "_cupy_module", None)
+    monkeypatch.setattr(_handle, "_CAI_DEVICE_TYPES", _handle._CAI_DEVICE_TYPES + (12,))
     backend = DEVICE_PRESETS[0]
     before = live()
     for name, call in [
@@ -313,7 +313,7 @@ def test_device_backend_without_cupy_says_so(monkeypatch):
             "is not installed (pip install cupy-cuda13x, or cupy-cuda12x for a CUDA 12 build)"), \
             str(info.value)
     # HIP's memory (ROCm's DLPack type): the ROCm wheels.
-    real_info = _storage._info
+    real_info = _gt4py._info  # (the drop-in's: it reads the handle's interface itself)
 
     def rocm_info(handle, side):
         info = real_info(handle, side)
@@ -321,7 +321,7 @@ def test_device_backend_without_cupy_says_so(monkeypatch):
             info.device_type = gtstorage._capi.DL_ROCM
         return info
 
-    monkeypatch.setattr(_storage, "_info", rocm_info)
+    monkeypatch.setattr(_gt4py, "_info", rocm_info)
     with pytest.raises(RuntimeError, match=r"ones: .*CuPy is not installed \(pip install the "
                                            r"cupy-rocm-\* wheel of your ROCm\)$"):
         gs.ones((2, 2), backend=backend)

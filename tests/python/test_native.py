@@ -244,7 +244,7 @@ def test_disabled_by_environment():
 
 # ---- gtstorage._native.allocator: empty/zeros/ones served in C (bindings/python/native) --------
 
-from gtstorage import _gt4py  # noqa: E402
+from gtstorage import _gt4py, _request  # noqa: E402
 
 ALLOCATORS = [("empty", _capi.INIT_UNINITIALIZED), ("zeros", _capi.INIT_ZEROS),
               ("ones", _capi.INIT_ONES)]
@@ -309,14 +309,14 @@ def test_allocator_serves_cache_hits_in_c(no_leak):
         calls.append((shape, dtype, backend, aligned_index))
         return py(shape, dtype, backend=backend, aligned_index=aligned_index)
 
-    z = native.allocator(zeros, _gt4py._prepared, _capi.INIT_ZEROS)
+    z = native.allocator(zeros, _request.cache, _capi.INIT_ZEROS)
     shape = (6, 7)
     a = z(shape)  # a miss (unless another test cached it): whatever happens, the result is right
     calls.clear()
     b = z(shape)
     c = z((6, 7), np.float64)
     d = z((6, 7), dtype=np.float64, backend="numpy")
-    assert calls == []  # all served from _prepared
+    assert calls == []  # all served from the cache of _request
     for x in (b, c, d):
         _same(x, a, _capi.INIT_ZEROS)
     # Every other form goes to the fallback, unchanged.
@@ -359,7 +359,7 @@ def test_allocator_falls_back_with_the_functions_errors(no_leak):
 
 
 class _Entry:
-    """A cache entry as _gt4py._Prepared has it (address, device, shape_types)."""
+    """A cache entry as _request.Request has it (address, device, shape_types)."""
 
     def __init__(self, options, device=False, shape_types=None):
         self.options = options

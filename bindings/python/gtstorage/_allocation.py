@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _capi
 from ._capi import check, lib
-
-if TYPE_CHECKING:
-    from ._storage import Storage
+from ._handle import _OwnedReference
+from ._storage import Storage
 
 __all__ = ["Allocation", "allocation"]
 
@@ -78,8 +77,6 @@ class Allocation(tuple[Any, ...]):
     @property
     def storage(self) -> Storage:
         """The :class:`gtstorage.Storage` that owns the memory (a new reference to it)."""
-        from ._storage import Storage
-
         return Storage.from_handle(self[4])
 
     @property
@@ -132,8 +129,6 @@ if _capi.native is not None and hasattr(_capi.native, "set_allocation_type"):
 def _owner_and_address(obj: Any) -> tuple[Any, int, int, int | None] | None:
     """(owner, handle, side, data address) of an array or Storage over library memory whose
     storage holds all of it, else None. The owner is the object holding the reference."""
-    from ._storage import Storage, _OwnedReference
-
     if isinstance(obj, Storage):
         side = _capi.SIDE_HOST if obj._has_host else _capi.SIDE_DEVICE
         return obj, obj._handle, side, None

@@ -5,27 +5,41 @@
 # (the array's base owns one library reference and releases it when the last view goes). The
 # layout is the C library's; this module only prepares options and builds the array.
 #
-# Speed: the prepared gtstorage_create_options of a call are cached by its arguments (a model
-# allocates the same few shapes again and again), and the native extension (gtstorage._native,
-# when built) creates the storage and its ndarray in one C call.
+# They are thin adapters over gtstorage._request, the options pipeline both faces share: this
+# module turns GT4Py's arguments, defaults and errors into a Request (cached by GT4Py's key of the
+# arguments in the one cache) and makes the array over the handle the shared allocators create.
+# The native extension (gtstorage._native, when built) serves the common call from that cache and
+# creates the storage and its ndarray in one C call.
 """GT4Py drop-in allocators returning NumPy (or CuPy) arrays."""
 
 from __future__ import annotations
 
-import ctypes
-import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from . import _args, _capi
+from . import _args, _capi, _handle
 from ._args import public
 from ._capi import check, lib
-from ._storage import _OwnedReference
-
-if TYPE_CHECKING:
-    from ._creation import _Options
+from ._handle import _HandleOwner, _info, _OwnedReference
+from ._library import presets
+from ._request import (
+    Request,
+    _dims_string,
+    _fingerprint,
+    _plan_of,
+    _split_dtype,
+    _types,
+    allocate,
+    allocate_copy,
+    cache,
+    cached_request,
+    copy_source,
+    lookup,
+    source_shape,
+    validate,
+)
 
 __all__ = ["empty", "zeros", "ones", "full", "from_array", "empty_like", "zeros_like",
            "ones_like", "full_like"]
@@ -33,32 +47,12 @@ __all__ = ["empty", "zeros", "ones", "full", "from_array", "empty_like", "zeros_
 DTypeLike = Any
 Array = Any  # numpy.ndarray or cupy.ndarray
 
-class _Prepared:
-    """The validated options of one argument set, and what every allocation from them shares."""
-
-    __slots__ = ("options", "device", "host_interface", "shape", "shape_types", "address")
-
-    def __init__(self, options: _Options, device: bool, shape: Any):
-        self.options = options
-        self.device = device
-        self.shape = shape
-        self.shape_types = _types(shape)
-        self.address = ctypes.addressof(options.struct)  # what the native extension takes
-        self.host_interface: dict[str, Any] | None = None  # shape/strides/typestr, no data
-
-
-# (init, shape, dtype, backend, aligned_index, dimensions, layout, alignment_size, pitch_padding,
-# shape element types) -> _Prepared. Bounded: cleared when it grows past 512 entries.
-_prepared: dict[tuple[object, ...], _Prepared] = {}
-_prepared_lock = threading.Lock()
 _device_presets: dict[str, bool] | None = None
 
 
 def _is_device_backend(backend: str | None) -> bool:
     global _device_presets
     if _device_presets is None:
-        from . import presets
-
         _device_presets = {p["name"]: p["device"] == "gpu" for p in presets()}
     if not backend:
         return False
@@ -81,8 +75,8 @@ def _native_order(dtype: Any) -> Any:
 
 def _prepare(init: int, shape: Any, dtype: Any, backend: Any, aligned_index: Any,
              dimensions: Any, layout: Any, alignment_size: Any, pitch_padding: Any = None,
-             device_id: Any = None) -> _Prepared:
-    """The cached _Prepared of these arguments, validated on first use."""
+             device_id: Any = None) -> Request:
+    """The cached Request of these arguments, validated on first use."""
     key: tuple[object, ...] | None
     try:
         if (aligned_index is None and dimensions is None and layout is None
@@ -92,38 +86,33 @@ def _prepare(init: int, shape: Any, dtype: Any, backend: Any, aligned_index: Any
             # By fingerprint: 1.0, 1 and True are one dict key, but GT4Py refuses the first in
             # an aligned_index and accepts the others; validation must not depend on which of
             # them came first.
-            from ._creation import _fingerprint
-
             key = (init, _key_part(shape), dtype, backend, _fingerprint(aligned_index),
                    _fingerprint(dimensions), _fingerprint(layout), _fingerprint(alignment_size),
                    pitch_padding, _fingerprint(device_id))
-        entry = _prepared.get(key)
+        # 8 == 8.0 == True as dict keys: a float shape must not reuse the entry of an int one
+        # (GT4Py raises TypeError for it).
+        entry = lookup(key, shape)
     except TypeError:  # unhashable arguments (e.g. a NumPy array as shape): not cached
         key, entry = None, None
-    # 8 == 8.0 == True as dict keys: a float shape must not reuse the entry of an int one (GT4Py
-    # raises TypeError for it). The same tuple object (a literal in a loop) needs no check.
-    if entry is not None and ((entry.shape is shape and type(shape) is tuple)
-                              or entry.shape_types == _types(shape)):
+    if entry is not None:
         return entry
-    from ._creation import _options
-
     if backend is not None and not isinstance(backend, str):
         raise TypeError(f"backend must be a preset name (str), got {backend!r}")
     dtype = _native_order(dtype)
     if dimensions is not None:
         shape, dtype, aligned_index, dimensions = _gt4py_dimensions(shape, dtype, aligned_index,
                                                                     dimensions)
-    o = _options(shape, dtype, backend=backend, aligned_index=aligned_index,
-                 dimensions=dimensions, layout=layout, alignment_size=alignment_size,
-                 pitch_padding=pitch_padding, device_id=_device_id(backend, device_id))
-    o.struct.init = init
-    entry = _Prepared(o, _is_device_backend(backend), shape)
-    if key is not None:
-        with _prepared_lock:
-            if len(_prepared) > 512:
-                _prepared.clear()
-            _prepared[key] = entry
-    return entry
+    c_device_id = _device_id(backend, device_id)
+
+    def make() -> Request:
+        r = validate(shape, dtype, backend=backend, aligned_index=aligned_index,
+                     dimensions=dimensions, layout=layout, alignment_size=alignment_size,
+                     pitch_padding=pitch_padding, device_id=c_device_id)
+        r.struct.init = init
+        r.device = _is_device_backend(backend)
+        return r
+
+    return cached_request(key, shape, make)
 
 
 def _device_id(backend: Any, device_id: Any) -> int:
@@ -159,8 +148,6 @@ def _gt4py_dimensions(shape: Any, dtype: Any, aligned_index: Any,
     types, unknown or repeated labels, a length mismatch) are returned unchanged, so that the
     usual checks report them.
     """
-    from ._creation import _dims_string, _split_dtype
-
     try:
         labels = [d for d in _dims_string(dimensions).split(",") if d]
         base, sub_shape = _split_dtype(dtype)
@@ -188,10 +175,6 @@ def _gt4py_dimensions(shape: Any, dtype: Any, aligned_index: Any,
     return tuple(shape) + tuple(sub_shape), base, aligned_index, canonical
 
 
-def _types(shape: Any) -> object:
-    return tuple(map(type, shape)) if type(shape) in (tuple, list) else type(shape)
-
-
 def _allocate(init: int, context: str, shape: Any, dtype: Any, backend: Any, aligned_index: Any,
               dimensions: Any, layout: Any, alignment_size: Any, pitch_padding: Any = None,
               device_id: Any = None) -> Array:
@@ -200,7 +183,7 @@ def _allocate(init: int, context: str, shape: Any, dtype: Any, backend: Any, ali
     if (aligned_index is None and dimensions is None and layout is None and alignment_size is None
             and pitch_padding is None and device_id is None and type(shape) is tuple):
         try:
-            p = _prepared.get((init, shape, dtype, backend))
+            p = cache.get((init, shape, dtype, backend))
         except TypeError:  # an unhashable element: the full path says what is wrong
             p = None
         if p is not None and (p.shape is shape or p.shape_types == _types(shape)):
@@ -223,7 +206,7 @@ def _allocate(init: int, context: str, shape: Any, dtype: Any, backend: Any, ali
 _native_create = _capi.native.create_array if _capi.native is not None else None
 
 
-def _new_array(p: _Prepared, context: str) -> Array:
+def _new_array(p: Request, context: str) -> Array:
     """Creates the storage that @p p describes and returns the array over it."""
     native = _capi.native
     if native is not None and not p.device:
@@ -231,18 +214,14 @@ def _new_array(p: _Prepared, context: str) -> Array:
         if type(result) is int:
             check(result, context)
         return result
-    out = _capi.handle_t()
-    check(lib.gtstorage_create(ctypes.byref(p.options.struct), ctypes.byref(out)), context)
-    return _array_over_handle(out.value, p.device, context, p)
+    return _array_over_handle(allocate(p, p.struct.init, context), p.device, context, p)
 
 
 def _array_over_handle(handle: int, device: bool, context: str,
-                       p: _Prepared | None = None) -> Array:
+                       p: Request | None = None) -> Array:
     """The ndarray (or cupy.ndarray) over a handle whose one reference the caller gives up.
     With @p p, the geometry of an earlier allocation from the same options is reused and only
     the address is read."""
-    from ._storage import _HandleOwner, _info
-
     try:
         if device:
             info = _info(handle, _capi.SIDE_DEVICE)
@@ -275,17 +254,16 @@ class _DeviceOwner(_OwnedReference):
 
 
 def _cupy_array(handle: int, info: _capi.InterfaceInfo, context: str) -> Array:
-    from ._storage import _CAI_DEVICE_TYPES, _cupy
-
     owner = None
     try:
-        if int(info.device_type) not in _CAI_DEVICE_TYPES:
+        # (Read from _handle at each call: tests let the emulated device through as CUDA memory.)
+        if int(info.device_type) not in _handle._CAI_DEVICE_TYPES:
             raise RuntimeError(
                 f"{context}: the device backend is the emulated device (DLPack device type "
                 f"{int(info.device_type)}: host memory), which CuPy cannot use; select a CUDA or "
                 "HIP backend, or use gtstorage.gdp3 for device storages on the emulated device")
         try:
-            cupy = _cupy()
+            cupy = _handle._cupy()
         except ImportError:
             # The wheel to name follows the memory: ROCm's for HIP, else CUDA's (a CUDA 13 build
             # runs only on drivers that run cupy-cuda13x; a CUDA 12 build, cupy-cuda12x).
@@ -487,39 +465,15 @@ def from_array(data: Any, dtype: DTypeLike = np.float64, *, backend: str | None 
 {keywords}
 
 {returns}"""
-    from ._creation import _source_array, _split_dtype
-
-    host, src = _source_array(data)
+    host, src = copy_source(data)
     ref = host if host is not None else src
-    assert ref is not None  # _source_array gives one of the two
-    src_dtype = ref.dtype
-    dt = _native_order(src_dtype if dtype is None else dtype)
+    assert ref is not None  # copy_source gives one of the two
+    dt = _native_order(ref.dtype if dtype is None else dtype)
     dt = dt if isinstance(dt, np.dtype) else _args.dtype(dt)
-    shape = tuple(ref.shape)
-    base, sub_shape = _split_dtype(dt)
-    if sub_shape:
-        if shape[len(shape) - len(sub_shape):] != sub_shape:
-            raise ValueError(f"data of shape {shape} does not end in the dtype's shape {sub_shape}")
-        shape = shape[: len(shape) - len(sub_shape)]
+    shape = source_shape(tuple(ref.shape), dt)
     p = _prepare(_capi.INIT_UNINITIALIZED, shape, dt, backend, aligned_index, dimensions,
                  layout, alignment_size, pitch_padding, device_id)
-    out = _capi.handle_t()
-    check(lib.gtstorage_create(ctypes.byref(p.options.struct), ctypes.byref(out)), "from_array")
-    handle = out.value
-    try:
-        if host is not None:
-            from ._creation import _copyable_host
-            from ._storage import _array_desc
-
-            desc, keep = _array_desc(_copyable_host(host, base))
-            check(lib.gtstorage_copy_from_array(handle, ctypes.byref(desc)), "from_array")
-            del keep
-        else:
-            assert src is not None
-            check(lib.gtstorage_copy(handle, src._handle), "from_array")
-    except BaseException:
-        lib.gtstorage_release(handle)
-        raise
+    handle = allocate_copy(p, host, src, "from_array")
     return _array_over_handle(handle, p.device, "from_array", p)
 
 
@@ -659,11 +613,9 @@ def _plan(shape: int | Sequence[int], dtype: DTypeLike = np.float64, *,
     """The library's plan of a drop-in call (the array's shape, strides, alignment, device)
     allocating nothing, as :func:`gtstorage.gdp3.plan` returns it; device backends need no
     CuPy here (the tests compare GPU layouts with GT4Py's through it)."""
-    from ._creation import _plan_of
-
     p = _prepare(_capi.INIT_UNINITIALIZED, shape, dtype, backend, aligned_index, dimensions,
                  layout, alignment_size, pitch_padding, device_id)
-    return _plan_of(p.options, "plan")
+    return _plan_of(p, "plan")
 
 
 for _f in (empty, zeros, ones, full, from_array, empty_like, zeros_like, ones_like, full_like):
@@ -676,9 +628,9 @@ del _f
 
 
 # The native fast path of empty/zeros/ones (gtstorage._native.allocator): a call with a shape
-# tuple of ints and at most dtype and backend that hits _prepared is served in C; every other
-# call goes to the Python function above, which it wraps (same name, doc and signature).
+# tuple of ints and at most dtype and backend that hits the cache of _request is served in C;
+# every other call goes to the Python function above, which it wraps (same name, doc and signature).
 if _capi.native is not None and hasattr(_capi.native, "allocator"):
-    empty = _capi.native.allocator(empty, _prepared, _capi.INIT_UNINITIALIZED)
-    zeros = _capi.native.allocator(zeros, _prepared, _capi.INIT_ZEROS)
-    ones = _capi.native.allocator(ones, _prepared, _capi.INIT_ONES)
+    empty = _capi.native.allocator(empty, cache, _capi.INIT_UNINITIALIZED)
+    zeros = _capi.native.allocator(zeros, cache, _capi.INIT_ZEROS)
+    ones = _capi.native.allocator(ones, cache, _capi.INIT_ONES)

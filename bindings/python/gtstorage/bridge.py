@@ -56,8 +56,9 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar, Union
 
 import numpy as np
 
-from . import _capi
-from ._storage import _EMPTY_ADDRESS, Storage, _Geometry, _has_side
+from . import _capi, next as gtstorage_next
+from ._handle import _EMPTY_ADDRESS, _Geometry, _has_side
+from ._storage import Storage
 
 if TYPE_CHECKING:
     # What _describe returns for a storage's side: (data, shape, strides, typestr, readonly,
@@ -404,8 +405,6 @@ class _Adapter:
     def _next_field(self, st: Storage, spec: Arg, side: str,
                     readonly: bool) -> tuple[Any, _Refresh | None]:
         from gt4py import next as gtx
-
-        from . import next as gtstorage_next
 
         assert spec.dims is not None  # Arg() wants dims for this form
         dims = tuple(d if not isinstance(d, str) else gtx.Dimension(d) for d in spec.dims)

@@ -11,8 +11,7 @@ fields that know their halo (``domain_view``, ``__gt_origin__``), their dims
 
 from __future__ import annotations
 
-from typing import Any
-
+from ._allocation import Allocation, allocation  # noqa: F401  (gdp3 is a complete face)
 from ._capi import (
     GTCommunicationError,
     GTDeviceError,
@@ -27,7 +26,6 @@ from ._capi import (
     GTValueError,
 )
 from ._creation import (
-    as_storage,
     empty,
     empty_like,
     from_array,
@@ -35,19 +33,35 @@ from ._creation import (
     full_like,
     ones,
     ones_like,
-    plan,
     storage,
     zeros,
     zeros_like,
 )
+from ._handle import SyncState
+from ._library import (  # noqa: F401  (the library-wide functions: gdp3 is a complete face)
+    device_count,
+    get_device,
+    get_device_backend,
+    get_stats,
+    library_path,
+    library_version,
+    pool_set_limit,
+    pool_stats,
+    pool_trim,
+    presets,
+    reset_transfer_stats,
+    set_device,
+    set_device_backend,
+)
+from ._request import plan
 from ._storage import (
     CPUStorage,
     CUDAManagedGPUStorage,
     GPUStorage,
     SoftwareManagedGPUStorage,
     Storage,
-    SyncState,
 )
+from ._wrap import as_storage
 
 asstorage = as_storage  # the spelling of GDP-3's first draft
 
@@ -60,13 +74,3 @@ __all__ = [
     "empty_like", "from_array", "full", "full_like", "ones", "ones_like", "plan", "storage",
     "zeros", "zeros_like",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    # The library-wide functions (get_stats, presets, set_device, …) live in the package; they
-    # are reachable from here too so that ``import gtstorage.gdp3 as gs`` is a complete face.
-    import gtstorage
-
-    if name in gtstorage.__all__ and not name.startswith("_"):
-        return getattr(gtstorage, name)
-    raise AttributeError(f"module 'gtstorage.gdp3' has no attribute {name!r}")

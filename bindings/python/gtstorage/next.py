@@ -17,19 +17,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from . import _args, _capi
 from ._allocation import _library_allocation
-
-if TYPE_CHECKING:
-    from ._gt4py import _Prepared
-    from ._storage import Storage
+from ._gt4py import _new_array, _prepare
+from ._handle import _cupy
+from ._request import Request
+from ._storage import Storage
 
 __all__ = ["allocator", "wrap", "Allocator", "WrapAllocator"]
 
@@ -106,8 +107,6 @@ def _tensor_buffer(**fields: Any) -> Any:
     core_allocators = _gt4py()[2]
     cls = core_allocators.TensorBuffer
     if _tensor_buffer_fields is None:
-        import dataclasses
-
         names = tuple(f.name for f in dataclasses.fields(cls))
         plain = (not hasattr(cls, "__slots__") and not hasattr(cls, "__post_init__")
                  and set(names) == set(fields))
@@ -159,7 +158,7 @@ class Allocator:
         self.alignment = alignment
         self.layout_mapper = layout_mapper
         # (dims, shape, dtype, relative aligned index, device id) -> prepared create options
-        self._options: dict[tuple[Any, ...], tuple[_Prepared, tuple[int, ...]]] = {}
+        self._options: dict[tuple[Any, ...], tuple[Request, tuple[int, ...]]] = {}
         self._lock = threading.Lock()
 
     # ---- gt4py.next's allocator protocol ------------------------------------------------------
@@ -193,8 +192,6 @@ class Allocator:
                         self._options.clear()
                     self._options[key] = entry
         prepared, layout_map = entry
-        from ._gt4py import _new_array
-
         array = _new_array(prepared, "gtstorage.next.allocator")
         record = _library_allocation(array)
         assert record is not None  # the library's own memory
@@ -221,7 +218,7 @@ class Allocator:
                          f"device {self.device_id} (make one with device_id={device_id})")
 
     def _prepare(self, dims: Any, shape: Any, dtype: Any, relative: tuple[int, ...] | None,
-                 device_id: int) -> tuple[_Prepared, tuple[int, ...]]:
+                 device_id: int) -> tuple[Request, tuple[int, ...]]:
         """The drop-in's prepared create options of one field shape, and its layout map."""
         next_allocators, core_allocators = _gt4py()[1:]
         mapper = self.layout_mapper or next_allocators.horizontal_first_layout_mapper
@@ -229,8 +226,6 @@ class Allocator:
         if len(layout_map) != len(shape) or not core_allocators.is_valid_layout_map(layout_map):
             raise ValueError(f"Invalid layout_map {layout_map} for shape {tuple(shape)}")
         dt = _numpy_dtype(dtype)
-        from ._gt4py import _prepare
-
         # The library's plan is GT4Py's: the contiguous dimension padded to whole aligned
         # blocks, the element at `relative` on `alignment` bytes (GT4Py checks that the
         # alignment and the item size divide one another; so does the library).
@@ -415,8 +410,6 @@ def wrap(array: Any) -> WrapAllocator:
         Usable once (a second allocation raises RuntimeError, so that two fields never alias
         by accident); hashable by identity.
     """
-    from ._storage import Storage
-
     if isinstance(array, Storage):
         array = np.asarray(array) if array._has_host else _device_array(array)
     if isinstance(array, np.ndarray):
@@ -431,6 +424,4 @@ def wrap(array: Any) -> WrapAllocator:
 
 def _device_array(st: Storage) -> Any:
     """The CuPy array over a device-only storage's memory."""
-    from ._storage import _cupy
-
     return _cupy().asarray(st)
