@@ -378,9 +378,9 @@ def test_dlpack_stream_zero_is_fine_for_rocm(monkeypatch):
     cap = s.__dlpack__(stream=0, max_version=(1, 0))
     assert cap is not None
     # And the CUDA Array Interface of a ROCm buffer names no stream 1 (HIP has none).
-    from gtstorage import _storage
+    from gtstorage import _core
 
-    real_info = _storage._info
+    real_info = _core._info
 
     def rocm_info(handle, side):
         info = real_info(handle, side)
@@ -388,7 +388,7 @@ def test_dlpack_stream_zero_is_fine_for_rocm(monkeypatch):
             info.device_type = 10
         return info
 
-    monkeypatch.setattr(_storage, "_info", rocm_info)
+    monkeypatch.setattr(_core, "_info", rocm_info)
     s._geoms[gtstorage._capi.SIDE_DEVICE] = None  # forget the cached geometry of the device side
     assert s._cuda_interface_dict()["stream"] is None
     assert "stream" in s.__cuda_array_interface__
@@ -398,9 +398,9 @@ def test_cai_export_acquires_and_touches(monkeypatch):
     # The CUDA Array Interface of CUDA memory (here the emulated device made to report CUDA's
     # DLPack type, since the emulated device itself offers none): the device side is made current
     # and marked modified, as the consumer may write; the stream is the storage's (1 for 0).
-    from gtstorage import _storage
+    from gtstorage import _core
 
-    real_info = _storage._info
+    real_info = _core._info
 
     def cuda_info(handle, side):
         info = real_info(handle, side)
@@ -409,7 +409,7 @@ def test_cai_export_acquires_and_touches(monkeypatch):
         return info
 
     s = gs.from_array(ref(), device="gpu")  # host modified
-    monkeypatch.setattr(_storage, "_info", cuda_info)
+    monkeypatch.setattr(_core, "_info", cuda_info)
     gs.reset_transfer_stats()
     cai = s.__cuda_array_interface__
     assert s.transfer_stats()["h2d_count"] == 1  # acquire copied the host's data over

@@ -17,7 +17,10 @@ FLOORS = [
     ("_capi",),  # the library, loaded; the generated declarations
     ("_mpi_capi_generated", "_dlpack", "_library"),
     ("_handle", "_dlpack_import"),  # handles, their geometry, sync state and wrapping
-    ("_storage",),  # the Storage class
+    ("_core",),  # the core of Storage: handle, geometry, views, host access
+    ("_indexing", "_sync"),  # Storage mixins: indexing; host/device synchronization
+    ("_duck_array", "_protocols"),  # Storage mixins: the NumPy duck array; the buffer protocols
+    ("_storage",),  # the Storage class, composed
     ("_allocation",),  # allocation records (of arrays and storages)
     ("_request",),  # the one options pipeline and cache, the allocators both faces share
     ("_wrap",),  # as_storage
@@ -80,7 +83,7 @@ def test_every_module_has_a_floor():
 
 
 def test_the_issue_order_of_the_floors():
-    order = ["_capi", "_handle", "_storage", "_request", "_wrap", "_creation", "__init__"]
+    order = ["_capi", "_handle", "_core", "_storage", "_request", "_wrap", "_creation", "__init__"]
     assert [FLOOR[m] for m in order] == sorted(FLOOR[m] for m in order)
     assert len({FLOOR[m] for m in order}) == len(order)
     assert FLOOR["_gt4py"] == FLOOR["_creation"]
@@ -99,6 +102,25 @@ def test_no_function_local_imports(module):
     local = [f"{module}.py:{line}: imports {name} in a function"
              for line, name in local_imports(parse(module)) if name not in OPTIONAL]
     assert not local, "\n".join(local)
+
+
+def test_no_file_over_800_lines_and_no_class_over_500():
+    # Issue 26 point 2: the giant rooms of the Python binding stay cut (the package and its native
+    # extension; the generated declarations excepted).
+    bindings = os.path.join(PACKAGE, "..")
+    too_long = []
+    for folder, _, names in os.walk(bindings):
+        for name in names:
+            if name.endswith((".py", ".c", ".h")) and "_generated" not in name:
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    lines = f.read().count("\n")
+                if lines > 800:
+                    too_long.append(f"{name}: {lines} lines")
+    for module in package_modules():
+        for node in ast.walk(parse(module)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno >= 500:
+                too_long.append(f"{module}.{node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert not too_long, too_long
 
 
 def test_the_checks_see_an_upward_and_a_local_import():

@@ -251,6 +251,16 @@ class _HandleOwner(_OwnedReference):
         self.__array_interface__ = interface
 
 
+class _InterfaceHolder:
+    """Exposes a fixed array interface and keeps its storage alive (used as ndarray.base)."""
+
+    __slots__ = ("storage", "__array_interface__")
+
+    def __init__(self, storage: object, interface: dict[str, Any]):
+        self.storage = storage
+        self.__array_interface__ = interface
+
+
 def _array_desc(arr: np.ndarray) -> tuple[_capi.Array, tuple[object, ...]]:
     """A gtstorage_array over a NumPy array (returns it and the ctypes objects to keep alive)."""
     desc = _capi.new_struct(_capi.Array)

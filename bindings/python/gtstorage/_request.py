@@ -23,7 +23,7 @@ from . import _args, _capi
 from ._args import public
 from ._capi import check, lib
 from ._handle import _array_desc
-from ._storage import Storage, _wrap_cuda_array
+from ._storage import Storage, StorageCore, _wrap_cuda_array
 
 _UNSET: Any = _args.UNSET  # "not given"
 
@@ -328,7 +328,7 @@ def allocate(r: Request, init: int, context: str, *, fill: np.ndarray | None = N
     return int(out.value)
 
 
-def copy_source(data: Any) -> tuple[np.ndarray | None, Storage | None]:
+def copy_source(data: Any) -> tuple[np.ndarray | None, StorageCore | None]:
     """(host ndarray or None, device storage or None) of the source of a copy (from_array)."""
     _args.array_source("data", data)
     if isinstance(data, Storage):
@@ -349,7 +349,7 @@ def source_shape(shape: tuple[int, ...], dtype: np.dtype[Any]) -> tuple[int, ...
     return shape
 
 
-def allocate_copy(r: Request, host: np.ndarray | None, src: Storage | None,
+def allocate_copy(r: Request, host: np.ndarray | None, src: StorageCore | None,
                   context: str) -> int:
     """A new storage handle from @p r holding a copy of @p host (any layout, converted by the C
     library) or of the storage @p src (host or device)."""

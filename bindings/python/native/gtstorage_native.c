@@ -1,8 +1,7 @@
 /* gtstorage._native: the optional fast path of the Python binding (a CPython extension in C).
  *
- * A ctypes call costs ~0.3 us, so creating a small storage through ctypes (create + interface +
- * building an array) costs several times np.zeros. This module does the same two C calls and
- * builds the NumPy array directly. It is optional: the package works without it (and
+ * It makes the two C calls of a small allocation (create, interface) and builds the NumPy array
+ * directly, without the ctypes layers. It is optional: the package works without it (and
  * GTSTORAGE_PY_NATIVE=0 disables it); gtstorage/_capi.py exposes it as `_capi.native`.
  *
  *   create_array(options_address: int) -> numpy.ndarray | int
@@ -63,8 +62,7 @@ typedef struct {
 static void owner_dealloc(OwnerObject* self) {
   if (self->weakreflist != NULL) PyObject_ClearWeakRefs((PyObject*)self);
   if (self->handle != 0) {
-    /* Releasing a valid reference cannot fail; a failure would only mean a bug elsewhere and
-       must not raise from a destructor. The status is ignored. */
+    /* Releasing a valid reference cannot fail; a destructor must not raise anyway. */
     (void)gtstorage_release(self->handle);
     self->handle = 0;
   }
@@ -146,9 +144,8 @@ static PyObject* array_from_owned_handle(gtstorage_handle h) {
   info.struct_size = (uint32_t)sizeof info;
   int st = gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info);
   if (st != GTSTORAGE_OK) {
-    /* NO_SUCH_BUFFER: a device-only storage, which the caller handles through ctypes. Any other
-       status: the caller maps it (the release below clears the thread's message when it
-       succeeds; for an invalid handle it fails again and leaves the same kind of message). */
+    /* NO_SUCH_BUFFER: a device-only storage, which the caller handles through ctypes; it maps any
+       other status (an invalid handle's release below fails again with the same kind of error). */
     (void)gtstorage_release(h);
     return PyLong_FromLong(st);
   }
@@ -199,8 +196,7 @@ static int handle_from_pyobject(PyObject* obj, uint64_t* out) {
   return 0;
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Module functions. */
+/* ---- Module functions. ------------------------------------------------------------------- */
 
 PyDoc_STRVAR(create_array_doc,
              "create_array(options_address, /)\n--\n\n"
@@ -300,22 +296,18 @@ static PyObject* native_library_address(PyObject* module, PyObject* noargs) {
  * allocator(fallback, cache, init) wraps the Python allocator `fallback` (gtstorage._gt4py.zeros
  * & co., signature (shape, dtype=<default>, *, backend=<default>, ...)). A call with a shape
  * tuple of exact ints, optionally dtype (positional or keyword) and backend (keyword), and
- * nothing else looks up the key (init, shape, dtype, backend) in `cache` (the dict
- * gtstorage._gt4py._prepared that the fallback fills); a hit on a host entry (a _Prepared whose
- * `device` is false and whose `shape_types` are all int) is created here as create_array does.
- * Every other call, a miss, a device entry and a library error go to fallback(*args, **kwargs)
- * unchanged, which fills the cache or raises the proper exception. The Python side of the
- * contract: the entry of a key is a _Prepared with attributes `address` (of its
- * gtstorage_create_options, valid while the entry lives), `device` and `shape_types`, none of
- * which changes after the entry went into the cache.
+ * nothing else looks up the key (init, shape, dtype, backend) in `cache` (gtstorage._request.cache,
+ * which the fallback fills); a hit on a host entry (`device` false, `shape_types` all int) is
+ * created here as create_array does. Every other call, a miss, a device entry and a library
+ * error go to fallback(*args, **kwargs) unchanged, which fills the cache or raises the proper
+ * exception. The Python side of the contract: an entry (a gtstorage._request.Request) has
+ * `address` (of its gtstorage_create_options, valid while it lives), `device` and `shape_types`,
+ * none of which changes once it is in the cache.
  *
- * Building and hashing the key costs about as much as everything else the allocator adds, so the
- * result of a lookup is remembered by the identity of the (immutable) shape tuple, dtype and
- * backend objects (a loop allocating the same shape passes the same constant tuple) together
- * with the version of the cache dict: any change of the dict invalidates what was remembered,
- * so the result is always that of a lookup. The version is the dict's ma_version_tag (PEP 509)
- * before Python 3.12 and a counter bumped by a dict watcher (PyDict_AddWatcher) from 3.12 on.
- * Both memos hold strong references, so the identities they compare cannot be reused. */
+ * A lookup is remembered by the identity of the (immutable) shape tuple, dtype and backend (a
+ * loop passes the same constant tuple) and the version of the cache dict, which any change of
+ * the dict bumps: its ma_version_tag (PEP 509) before Python 3.12, a dict watcher's counter
+ * after. Both memos hold strong references, so the identities they compare cannot be reused. */
 
 #define ALLOCATOR_MEMO_SIZE 16 /* a power of 2 */
 
@@ -389,7 +381,7 @@ static inline int name_is(PyObject* name, PyObject* expected) {
 
 /* The create_options address of cache entry @p entry for a shape of @p ndim exact ints, or NULL
  * when the entry is not one to create here (a device entry, other shape element types, not a
- * _Prepared). Never leaves an exception set. */
+ * Request). Never leaves an exception set. */
 static void* allocator_entry_address(AllocatorObject* self, PyObject* entry, Py_ssize_t ndim) {
   entry_memo* slot = &self->entries[((uintptr_t)entry >> 4) & (ALLOCATOR_MEMO_SIZE - 1)];
   if (slot->entry == entry) return slot->address;
@@ -652,7 +644,7 @@ PyDoc_STRVAR(allocator_doc,
              "allocator(fallback, cache, init, /)\n--\n\n"
              "A callable that serves fallback(shape[, dtype][, dtype=][, backend=]) calls with a "
              "tuple of ints as shape from the prepared options in cache (the dict "
-             "{(init, shape, dtype, backend): _Prepared} that fallback fills) and calls "
+             "{(init, shape, dtype, backend): Request} that fallback fills) and calls "
              "fallback(*args, **kwargs) for everything else. fallback must be a Python function "
              "with the signature (shape, dtype=..., *, backend=..., ...); the result carries its "
              "name, doc and signature (functools.update_wrapper).");
