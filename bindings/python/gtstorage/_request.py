@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import ctypes
-import numbers
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -177,22 +176,8 @@ def validate(shape: Any, dtype: Any, *, backend: Any = _UNSET, defaults: Any = _
         s.layout = o.ptr(_capi.int32_array(lay, "layout"), ctypes.c_int32)
         o.params["layout_given"] = True
 
-    if not isinstance(halo, bool) and isinstance(halo, (numbers.Integral, np.integer)):
-        halo = [halo] * base_ndim  # one width for every (non-data) dimension
     if halo is not None:
-        if isinstance(halo, (str, bytes)) or not hasattr(halo, "__iter__"):
-            raise TypeError("halo must be a sequence of ints or (lower, upper) pairs, "
-                            f"got {halo!r}")
-        flat = []
-        for h in halo:
-            if _args.is_int(h):
-                flat += [_args.int_scalar("halo", h)] * 2
-            else:
-                pair = _ints("halo", h)
-                if len(pair) != 2:
-                    raise ValueError("halo entries must be ints or (lower, upper) pairs, "
-                                     f"got {h!r}")
-                flat += pair
+        flat = halo_widths(halo, base_ndim)  # an int: the same for every (non-data) dimension
         n = len(flat) // 2
         if n == base_ndim and sub_shape:
             flat += [0, 0] * len(sub_shape)
@@ -251,6 +236,25 @@ def validate(shape: Any, dtype: Any, *, backend: Any = _UNSET, defaults: Any = _
         o.params["pitch_padding"] = pitch_padding
     o.params.update(device_id=s.device_id, pinned=bool(pinned))
     return o
+
+
+def halo_widths(halo: Any, ndim: int) -> list[int]:
+    """The flat (lower, upper) widths of @p halo: one int for each of @p ndim dimensions, or a
+    sequence of ints and (lower, upper) pairs (TypeError, ValueError otherwise)."""
+    if _args.is_int(halo):
+        halo = [halo] * ndim
+    if isinstance(halo, (str, bytes)) or not hasattr(halo, "__iter__"):
+        raise TypeError(f"halo must be a sequence of ints or (lower, upper) pairs, got {halo!r}")
+    flat = []
+    for h in halo:
+        if _args.is_int(h):
+            flat += [_args.int_scalar("halo", h)] * 2
+        else:
+            pair = _ints("halo", h)
+            if len(pair) != 2:
+                raise ValueError(f"halo entries must be ints or (lower, upper) pairs, got {h!r}")
+            flat += pair
+    return flat
 
 
 def _fingerprint(value: Any) -> tuple[object, ...]:

@@ -20,7 +20,7 @@ from ._args import public
 from ._capi import GTStorageError, check, lib
 from ._dlpack_import import wrap_dlpack
 from ._handle import SyncState, _cai_stream
-from ._request import _alias, _dims_string, _ints, plan
+from ._request import _alias, _dims_string, _ints, halo_widths, plan
 from ._storage import Storage, _wait_for_producer, wrap_buffers
 
 _UNSET: Any = _args.UNSET  # "not given"
@@ -438,21 +438,9 @@ def _as_storage_dlpack(data: Any, *, dims: Any, halo: Any, readonly: Any, shape:
 
 
 def _halo_flat(halo: Any, ndim: int | None) -> list[int]:
-    if _args.is_int(halo):
-        if ndim is None:
-            raise TypeError("halo must be a sequence when the buffer's ndim is unknown")
-        halo = [halo] * ndim
-    if isinstance(halo, (str, bytes)) or not hasattr(halo, "__iter__"):
-        raise TypeError(f"halo must be a sequence of ints or (lower, upper) pairs, got {halo!r}")
-    flat = []
-    for h in halo:
-        if _args.is_int(h):
-            flat += [_args.int_scalar("halo", h)] * 2
-        else:
-            pair = _ints("halo", h)
-            if len(pair) != 2:
-                raise ValueError(f"halo entries must be ints or (lower, upper) pairs, got {h!r}")
-            flat += pair
+    if ndim is None and _args.is_int(halo):
+        raise TypeError("halo must be a sequence when the buffer's ndim is unknown")
+    flat = halo_widths(halo, 0 if ndim is None else ndim)
     if ndim is not None and len(flat) != 2 * ndim:
         raise ValueError(f"halo has {len(flat) // 2} entries for {ndim} dimensions")
     return flat
