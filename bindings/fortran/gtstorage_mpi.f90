@@ -23,6 +23,7 @@
 module gtstorage_mpi
   use, intrinsic :: iso_c_binding
   use gtstorage
+  use gtstorage, only: itoa => gtstorage_int_string
   use mpi_f08, only: MPI_Comm
   implicit none
   private
@@ -261,13 +262,5 @@ contains
     call gtstorage_finish_call(gtstorage_mpi_gpu_aware_c(caware), status, "gtstorage_mpi_gpu_aware")
     aware = caware /= 0
   end function gtstorage_mpi_gpu_aware
-
-  function itoa(i) result(str)
-    integer, intent(in) :: i
-    character(:), allocatable :: str
-    character(24) :: buf
-    write (buf, '(i0)') i
-    str = trim(buf)
-  end function itoa
 
 end module gtstorage_mpi
