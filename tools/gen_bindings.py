@@ -54,9 +54,11 @@ The header is written in a regular style, and the parser accepts exactly that st
   GTSTORAGE_API <type> gtstorage_x(<params>);    exported function
 
   GTSTORAGE_API GTSTORAGE_DEPRECATED("…") <type> gtstorage_x(<params>);   a deprecated function
+  GTSTORAGE_ENUM(<enum>) <name>                  a parameter taking one value of the enum (int32_t
+                                                 in C++ and in the bindings: the same ABI)
 
-plus the include guard, #include of standard headers, the GTSTORAGE_API and GTSTORAGE_DEPRECATED
-definition blocks, the extern "C" block, and the include of the experimental header between
+plus the include guard, #include of standard headers, the GTSTORAGE_API, GTSTORAGE_DEPRECATED
+and GTSTORAGE_ENUM definition blocks, the extern "C" block, and the include of the experimental header between
 `#if defined(GTSTORAGE_EXPERIMENTAL)` and `#endif` (in gtstorage.h; the experimental header
 includes "gtstorage.h"). Anything else stops the generator with "file:line: error: …", so a new
 construct in the header is noticed, not silently dropped.

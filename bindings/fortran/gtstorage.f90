@@ -173,11 +173,12 @@ module gtstorage
             gtstorage_version_string, gtstorage_preset_names, gtstorage_device_count, &
             gtstorage_device_set_backend, gtstorage_device_set_current, &
             gtstorage_device_get_current, gtstorage_c_string, gtstorage_finish_call, &
-            gtstorage_fail_call, gtstorage_int_string
-  !> For modules layered on this one: the decimal digits of an integer, for messages.
-  interface gtstorage_int_string
-    module procedure itoa
-  end interface gtstorage_int_string
+            gtstorage_fail_call, gtstorage_ndim_values
+  !> For modules layered on this one: whether an array argument has ndim values (else the call
+  !> fails with a message naming both counts).
+  interface gtstorage_ndim_values
+    module procedure ndim_values
+  end interface gtstorage_ndim_values
   ! The former names of the device procedures (the C header's naming rule renamed them; the
   ! C functions keep their old names as deprecated aliases): the same procedures.
   public :: gtstorage_set_device_backend, gtstorage_set_device, gtstorage_get_device

@@ -23,7 +23,6 @@
 module gtstorage_mpi
   use, intrinsic :: iso_c_binding
   use gtstorage
-  use gtstorage, only: itoa => gtstorage_int_string
   use mpi_f08, only: MPI_Comm
   implicit none
   private
@@ -82,20 +81,10 @@ contains
       n = size(periodic)
     end if
     if (present(proc_dims)) then
-      if (size(proc_dims) /= n) then
-        call gtstorage_fail_call(GTSTORAGE_ERROR_INVALID_ARGUMENT, "proc_dims has "// &
-                                 itoa(size(proc_dims))//" values for "//itoa(n)//" dims", &
-                                 status, where)
-        return
-      end if
+      if (.not. gtstorage_ndim_values("proc_dims", size(proc_dims), n, status, where)) return
     end if
     if (present(periodic)) then
-      if (size(periodic) /= n) then
-        call gtstorage_fail_call(GTSTORAGE_ERROR_INVALID_ARGUMENT, "periodic has "// &
-                                 itoa(size(periodic))//" values for "//itoa(n)//" dims", &
-                                 status, where)
-        return
-      end if
+      if (.not. gtstorage_ndim_values("periodic", size(periodic), n, status, where)) return
     end if
     o%struct_size = int(c_sizeof(o), c_int32_t)
     o%ndim = int(n, c_int32_t)
