@@ -775,8 +775,8 @@ static int pool_stats(const options* opt) {
      reported absent. */
   if (gtstorage_device_count(&devices) != GTSTORAGE_OK) devices = 0;
   have_device = devices > 0;
-  if ((status = gtstorage_get_device_backend(backend, sizeof backend)) != GTSTORAGE_OK)
-    return library_error("gtstorage_get_device_backend", status);
+  if ((status = gtstorage_device_get_backend(backend, sizeof backend)) != GTSTORAGE_OK)
+    return library_error("gtstorage_device_get_backend", status);
   if (opt->exercise > 0 && (rc = exercise_pools(opt->exercise, have_device)) != 0) return rc;
   for (k = 0; k < NPOOLS; ++k) {
     gtstorage_pool_stats init = GTSTORAGE_POOL_STATS_INIT;

@@ -217,7 +217,7 @@ bool device_bench(const config& cfg, json_object& out) {
     return false;
   }
   char backend[64] = {0};
-  if (gtstorage_get_device_backend(backend, sizeof backend) == GTSTORAGE_OK) {
+  if (gtstorage_device_get_backend(backend, sizeof backend) == GTSTORAGE_OK) {
     out.string("backend", backend);
   }
   out.integer("devices", count);

@@ -16,6 +16,21 @@ neighbour). This script (Python standard library only) parses both and writes:
   tests/fortran/abi_layout_gen.{inc,h}           the size and every field offset of every struct,
                                                  in Fortran (c_sizeof, c_loc) and in C (sizeof,
                                                  offsetof), for tests/fortran/test_abi.f90
+  bindings/fortran/gtstorage_gen_*.inc,          the Fortran generics' specifics, one per element
+  bindings/fortran/gtstorage_cfi_types.h         type (table FORTRAN_TYPES), and the C shim's table
+  src/capi/enums.hpp                             the boundary's enum translations (table
+                                                 CPP_ENUM_TRANSLATIONS)
+  src/capi/struct_history*.hpp                   the size every versioned struct had in each
+                                                 released version (table STRUCT_HISTORY), for the
+                                                 boundary; the same table is rewritten into the
+                                                 size table of gtstorage.h's conventions, and
+  tests/abi/struct_sizes_gen.h                   with every struct's x86-64 size, for the test
+                                                 abi.struct_sizes
+  src/gtstorage.map                              the linker version script: the experimental
+                                                 header's functions in GTSTORAGE_EXPERIMENTAL, the
+                                                 rest in GTSTORAGE_1
+  tests/abi/exported_functions.txt               every function with its tier, for the ABI
+                                                 scripts (tests/abi/*.sh, update-abi-baseline.sh)
 
 and, from the header of each optional component (include/gtstorage/gtstorage_mpi.h, which
 includes gtstorage.h and uses its types; read from next to the header, else the repository's):
@@ -39,9 +54,11 @@ The header is written in a regular style, and the parser accepts exactly that st
   GTSTORAGE_API <type> gtstorage_x(<params>);    exported function
 
   GTSTORAGE_API GTSTORAGE_DEPRECATED("…") <type> gtstorage_x(<params>);   a deprecated function
+  GTSTORAGE_ENUM(<enum>) <name>                  a parameter taking one value of the enum (int32_t
+                                                 in C++ and in the bindings: the same ABI)
 
-plus the include guard, #include of standard headers, the GTSTORAGE_API and GTSTORAGE_DEPRECATED
-definition blocks, the extern "C" block, and the include of the experimental header between
+plus the include guard, #include of standard headers, the GTSTORAGE_API, GTSTORAGE_DEPRECATED
+and GTSTORAGE_ENUM definition blocks, the extern "C" block, and the include of the experimental header between
 `#if defined(GTSTORAGE_EXPERIMENTAL)` and `#endif` (in gtstorage.h; the experimental header
 includes "gtstorage.h"). Anything else stops the generator with "file:line: error: …", so a new
 construct in the header is noticed, not silently dropped.
@@ -128,10 +145,13 @@ LIMIT_MACROS = {
 
 class CType:
     """base: a scalar name, a typedef name, or "struct X"; const: of the pointee (or value);
-    ptr: pointer depth; dims: array extents as written (ints or constant names)."""
+    ptr: pointer depth; dims: array extents as written (ints or constant names); enum: the enum
+    a GTSTORAGE_ENUM(e) parameter names (its base is then int32_t, what C++ and the bindings
+    see: the same ABI)."""
 
-    def __init__(self, base, const=False, ptr=0, dims=()):
+    def __init__(self, base, const=False, ptr=0, dims=(), enum=None):
         self.base, self.const, self.ptr, self.dims = base, const, ptr, tuple(dims)
+        self.enum = enum
 
     def c(self):
         s = ("const " if self.const else "") + self.base + (" " + "*" * self.ptr if self.ptr else "")
@@ -249,9 +269,12 @@ ALLOWED_CONDITIONALS = {
     "#elif defined(_MSC_VER)",
     # the experimental tier, on request
     "#if defined(GTSTORAGE_EXPERIMENTAL)",
+    # the GTSTORAGE_ENUM block
+    "#if defined(__cplusplus)",
 }
 EXPERIMENTAL_CONDITIONAL = "#if defined(GTSTORAGE_EXPERIMENTAL)"
 DEPRECATED_DEFINE = "GTSTORAGE_DEPRECATED(msg)"
+ENUM_DEFINE = "GTSTORAGE_ENUM(e)"
 
 
 def experimental_path(path):
@@ -375,9 +398,9 @@ def parse_header(path, h=None, experimental=False, component=False):
 def parse_define(h, words, guard, depth_stack, path, lineno):
     name = words[1] if len(words) > 1 else ""
     body = words[2] if len(words) > 2 else ""
-    if name == DEPRECATED_DEFINE:
+    if name in (DEPRECATED_DEFINE, ENUM_DEFINE):
         if not depth_stack or depth_stack[-1] != "api":
-            raise HeaderError(path, lineno, "GTSTORAGE_DEPRECATED defined outside its #if block")
+            raise HeaderError(path, lineno, f"{name} defined outside its #if block")
         return
     if "(" in name:
         raise HeaderError(path, lineno, f"function-like macro {name} is not supported")
@@ -503,6 +526,15 @@ def parse_type(h, cur, allow_void=True):
         cur.take()
         const = True
     t = cur.ident()
+    if t == "GTSTORAGE_ENUM" and not const:
+        cur.take("(")
+        enum = cur.ident()
+        cur.take(")")
+        if h.typedef_kind(enum) != "enum":
+            raise cur.error(f"GTSTORAGE_ENUM({enum}): not an enum declared before")
+        if cur.peek() == "*":
+            raise cur.error("GTSTORAGE_ENUM is for parameters passed by value")
+        return CType("int32_t", enum=enum)
     if t == "struct":
         name = cur.ident()
         if name not in h.opaque and not h.struct(name):
@@ -1288,14 +1320,398 @@ def gen_cpp_enums(h):
     return "".join(out)
 
 
+# ------------------------------------------------------------------------------------------------
+# Fortran: the per-type specifics of the generics (assumed rank, one specific per element type)
+#
+# The generics gtstorage_get_pointer, gtstorage_wrap, gtstorage_wrap_device,
+# gtstorage_copy_from_array and gtstorage_copy_to_array have one specific procedure per element
+# type. Each takes an assumed-rank argument (p(..), a(..)), so it covers every rank from 0 (a
+# 0-d storage) to Fortran's limit of 15; the C shim (gtstorage_cfi.c) reads the rank from the
+# descriptor. A pointer dummy needs a declared type for the compiler to pass a descriptor of that
+# type, and type(*) would accept any argument (character, derived types) at compile time, so the
+# type stays generic by one specific per type, written from this table.
+
+# (tag, Fortran type, NumPy typestr, ISO_Fortran_binding type code). The tag becomes part of the
+# specific procedure names and of the C shim's symbols.
+FORTRAN_TYPES = [
+    ("real32", "real(c_float)", "<f4", "CFI_type_float"),
+    ("real64", "real(c_double)", "<f8", "CFI_type_double"),
+    ("int8", "integer(c_int8_t)", "|i1", "CFI_type_int8_t"),
+    ("int16", "integer(c_int16_t)", "<i2", "CFI_type_int16_t"),
+    ("int32", "integer(c_int32_t)", "<i4", "CFI_type_int32_t"),
+    ("int64", "integer(c_int64_t)", "<i8", "CFI_type_int64_t"),
+    ("logical", "logical(c_bool)", "|b1", "CFI_type_Bool"),
+    ("complex64", "complex(c_float_complex)", "<c8", "CFI_type_float_Complex"),
+    ("complex128", "complex(c_double_complex)", "<c16", "CFI_type_double_Complex"),
+]
+# Fortran 2008's rank limit (gfortran's CFI_MAX_RANK); the binding's generics reach it.
+FORTRAN_MAX_RANK = 15
+FORTRAN_GENERICS = ["gtstorage_get_pointer", "gtstorage_wrap", "gtstorage_wrap_device",
+                    "gtstorage_copy_from_array", "gtstorage_copy_to_array"]
+F_TYPES_INTERFACES_OUT = "bindings/fortran/gtstorage_gen_interfaces.inc"
+F_TYPES_PROCEDURES_OUT = "bindings/fortran/gtstorage_gen_procedures.inc"
+F_TYPES_C_OUT = "bindings/fortran/gtstorage_cfi_types.h"
+
+
+def fortran_max_rank(h):
+    """Highest rank of a Fortran pointer to a storage: GTSTORAGE_MAX_NDIM, capped at 15."""
+    return min(h.values["GTSTORAGE_MAX_NDIM"], FORTRAN_MAX_RANK)
+
+
+def f_kind_of(ftype):
+    return ftype[ftype.index("(") + 1:ftype.index(")")]
+
+
+def gen_fortran_type_interfaces():
+    out = ["! " + BANNER.replace("\n", "\n! ") + "\n",
+           "! Included in the specification part of module gtstorage: the generics over the element\n"
+           "! type (table FORTRAN_TYPES) and the bind(C) pointer functions of the C shim.\n"]
+    out.append("  public :: " + ", &\n            ".join(FORTRAN_GENERICS) + "\n")
+    for generic in FORTRAN_GENERICS:
+        out.append("\n  !> Generic over the element type; every rank (assumed rank).\n")
+        out.append(f"  interface {generic}\n")
+        for tag, *_ in FORTRAN_TYPES:
+            out.append(f"    module procedure {generic}_{tag}\n")
+        out.append(f"  end interface {generic}\n")
+
+    # One bind(C) entry point per element type: one binding label may not carry two interfaces.
+    out.append("\n  interface\n")
+    for tag, ftype, *_ in FORTRAN_TYPES:
+        imports = ", ".join(sorted({"c_int", "c_int32_t", "c_int64_t", f_kind_of(ftype)}))
+        out.append(
+            f"    function gtstorage_fortran_pointer_{tag}(handle, side, for_reading, p) &\n"
+            f"        bind(C, name=\"gtstorage_fortran_pointer_{tag}\") result(status)\n"
+            f"      import :: {imports}\n"
+            f"      integer(c_int64_t), value :: handle\n"
+            f"      integer(c_int32_t), value :: side, for_reading\n"
+            f"      {ftype}, pointer, intent(inout) :: p(..)\n"
+            f"      integer(c_int) :: status\n"
+            f"    end function gtstorage_fortran_pointer_{tag}\n")
+    out.append("  end interface\n")
+    return "".join(out)
+
+
+def gen_fortran_type_procedures():
+    out = ["! " + BANNER.replace("\n", "\n! ") + "\n",
+           "! Included after CONTAINS in module gtstorage: the specifics of the generics, one per\n"
+           "! element type (table FORTRAN_TYPES).\n"]
+    for tag, ftype, typestr, _ in FORTRAN_TYPES:
+        out.append(f"""
+  !> Associates p ({ftype}, any rank) with the host (or `side`) buffer of storage s. The shim
+  !> leaves p disassociated on failure (an assumed-rank pointer cannot be nullified here).
+  subroutine gtstorage_get_pointer_{tag}(s, p, status, side, readonly)
+    integer(gtstorage_handle_kind), intent(in) :: s
+    {ftype}, pointer, intent(out) :: p(..)
+    integer, intent(out), optional :: status
+    integer, intent(in), optional :: side
+    logical, intent(in), optional :: readonly
+    call gtstorage_fortran_clear_error()
+    call finish(gtstorage_fortran_pointer_{tag}(s, side_arg(side), reading_arg(readonly), p), &
+                status, "gtstorage_get_pointer")
+  end subroutine gtstorage_get_pointer_{tag}
+
+  !> Wraps the Fortran array a ({ftype}, any rank) in a storage s sharing its memory.
+  subroutine gtstorage_wrap_{tag}(s, a, halo, dims, readonly, release, user_data, status)
+    integer(gtstorage_handle_kind), intent(out) :: s
+    {ftype}, target, intent(inout) :: a(..)
+    integer, intent(in), optional :: halo(:)
+    character(*), intent(in), optional :: dims
+    logical, intent(in), optional :: readonly
+    type(c_funptr), intent(in), optional :: release
+    type(c_ptr), intent(in), optional :: user_data
+    integer, intent(out), optional :: status
+    call wrap_any(s, a, "{typestr}", halo, dims, readonly, release, user_data, status)
+  end subroutine gtstorage_wrap_{tag}
+
+  !> Wraps the device memory of a ({ftype}, any rank) as the device side of storage s: call it
+  !> inside `!$acc host_data use_device(a)` (a's address is then the device copy's). stream: the
+  !> CUDA stream the model queues a's work on (acc_get_cuda_stream(queue)); device_id: the
+  !> device ordinal (default: where the runtime says a lives).
+  subroutine gtstorage_wrap_device_{tag}(s, a, halo, dims, readonly, stream, device_id, status)
+    integer(gtstorage_handle_kind), intent(out) :: s
+    {ftype}, target, intent(inout) :: a(..)
+    integer, intent(in), optional :: halo(:)
+    character(*), intent(in), optional :: dims
+    logical, intent(in), optional :: readonly
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(in), optional :: device_id
+    integer, intent(out), optional :: status
+    call wrap_device_any(s, a, "{typestr}", halo, dims, readonly, stream, device_id, status)
+  end subroutine gtstorage_wrap_device_{tag}
+
+  !> Copies the Fortran array a ({ftype}, any rank, shape of s) into storage s.
+  subroutine gtstorage_copy_from_array_{tag}(s, a, status)
+    integer(gtstorage_handle_kind), intent(in) :: s
+    {ftype}, intent(in) :: a(..)
+    integer, intent(out), optional :: status
+    call copy_from_any(s, a, "{typestr}", status)
+  end subroutine gtstorage_copy_from_array_{tag}
+
+  !> Copies storage s into the Fortran array a ({ftype}, any rank, shape of s).
+  subroutine gtstorage_copy_to_array_{tag}(a, s, status)
+    {ftype}, intent(inout) :: a(..)
+    integer(gtstorage_handle_kind), intent(in) :: s
+    integer, intent(out), optional :: status
+    call copy_to_any(a, s, "{typestr}", status)
+  end subroutine gtstorage_copy_to_array_{tag}
+""")
+    return "".join(out)
+
+
+def gen_fortran_type_c():
+    out = ["/* " + BANNER.replace("\n", "\n * ") + " */\n",
+           "/* GTSTORAGE_FORTRAN_TYPE(tag, CFI type code, NumPy typestr, Fortran type) */\n"]
+    for tag, ftype, typestr, cfi in FORTRAN_TYPES:
+        out.append(f"GTSTORAGE_FORTRAN_TYPE({tag}, {cfi}, \"{typestr}\", \"{ftype}\")\n")
+    return "".join(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# The struct-size history: one table, written into the header's conventions block, into the C
+# boundary (src/capi/struct_history*.hpp) and into the ABI test (tests/abi/struct_sizes_gen.h)
+
+# The released minor versions of the ABI, oldest first: the columns of the size history.
+ABI_VERSIONS = ["1.0", "1.1"]
+
+# Every struct that begins with struct_size: the version that introduced it, and for each later
+# version that appended fields, the first field it appended (an older caller's struct ends where
+# that field begins, so the older size is its offset on every ABI, not only on x86-64).
+STRUCT_HISTORY = {
+    "gtstorage_array": ("1.0", {}),
+    "gtstorage_create_options": ("1.0", {"1.1": "pool"}),
+    "gtstorage_wrap_options": ("1.0", {}),
+    "gtstorage_plan_info": ("1.0", {}),
+    "gtstorage_preset_info": ("1.0", {}),
+    "gtstorage_interface_info": ("1.0", {}),
+    "gtstorage_stats": ("1.0", {"1.1": "pool_held_bytes"}),
+    "gtstorage_transfer_stats": ("1.0", {}),
+    "gtstorage_pool_stats": ("1.1", {}),
+    "gtstorage_dlpack_options": ("1.1", {}),
+    "gtstorage_decomp_options": ("1.1", {}),
+    "gtstorage_decomp_info": ("1.1", {}),
+    "gtstorage_exchange_options": ("1.1", {}),
+    "gtstorage_exchange_info": ("1.1", {}),
+    "gtstorage_python_options": ("1.1", {}),
+}
+
+# The first line of the size table in a header's documentation; the generator rewrites the table.
+SIZE_TABLE_TITLE = "struct (x86-64 / LP64 sizes in bytes)"
+STRUCT_HISTORY_OUT = {None: "src/capi/struct_history.hpp",
+                      "gtstorage_mpi.h": "src/capi/struct_history_mpi.hpp",
+                      "gtstorage_python.h": "src/capi/struct_history_python.hpp"}
+STRUCT_SIZES_OUT = "tests/abi/struct_sizes_gen.h"
+SYMBOLS_OUT = "tests/abi/exported_functions.txt"
+
+X86_64_SCALARS = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4,
+                  "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "int": 4, "size_t": 8,
+                  "double": 8, "float": 4, "char": 1}
+
+
+def x86_64_layout(h, name):
+    """(size, alignment, {field: offset}) of struct @p name under the x86-64 System V ABI."""
+    _, fields, _ = h.struct(name)
+    offset, align, offsets = 0, 1, {}
+    for fname, ct, _ in fields:
+        if ct.ptr or h.typedef_kind(ct.base) == "fn":
+            size = a = 8
+        elif h.typedef_kind(ct.base) == "struct":
+            size, a, _ = x86_64_layout(h, ct.base)
+        elif h.typedef_kind(ct.base) == "enum":
+            size = a = 4
+        else:
+            size = a = X86_64_SCALARS[h.scalar_base(ct.base) or ct.base]
+        for d in ct.dims:
+            size *= d if isinstance(d, int) else h.values[d]
+        offset = (offset + a - 1) // a * a
+        offsets[fname] = offset
+        offset += size
+        align = max(align, a)
+    return (offset + align - 1) // align * align, align, offsets
+
+
+def versioned_structs(h):
+    """The structs of @p h (its own, not its parent's) that begin with struct_size."""
+    return [s for s in h.structs if s[1][0][0] == "struct_size"]
+
+
+def size_history(h, sname):
+    """[(C++ expression, x86-64 size)] of @p sname per ABI version; ("0", 0) before it existed."""
+    if sname not in STRUCT_HISTORY:
+        raise KeyError(f"STRUCT_HISTORY: {sname} begins with struct_size but has no history")
+    introduced, appended = STRUCT_HISTORY[sname]
+    fields = [f for f, *_ in h.struct(sname)[1]]
+    for version, field in appended.items():
+        if version not in ABI_VERSIONS or field not in fields:
+            raise KeyError(f"STRUCT_HISTORY: {sname}: {version} appended {field}?")
+    size, _, offsets = x86_64_layout(h, sname)
+    out = []
+    for k, version in enumerate(ABI_VERSIONS):
+        if k < ABI_VERSIONS.index(introduced):
+            out.append(("0", 0))
+            continue
+        later = [appended[v] for v in ABI_VERSIONS[k + 1:] if v in appended]
+        if later:
+            out.append((f"offsetof({sname}, {later[0]})", offsets[later[0]]))
+        else:
+            out.append((f"sizeof({sname})", size))
+    return out
+
+
+def check_history_names(headers):
+    known = {s[0] for h in headers for s in versioned_structs(h)}
+    for sname in STRUCT_HISTORY:
+        if sname not in known:
+            raise KeyError(f"STRUCT_HISTORY: {sname} is not a struct with a struct_size")
+
+
+def size_table(h):
+    """The rows of the header's size table (Doxygen markdown inside the comment)."""
+    first = f"| {SIZE_TABLE_TITLE} |"
+    width = len(SIZE_TABLE_TITLE)
+    rows = [first + "".join(f" {v} |" for v in ABI_VERSIONS),
+            "|" + "-" * (width + 2) + "|" + "|".join("-----" for _ in ABI_VERSIONS) + "|"]
+    for sname, _, _ in versioned_structs(h):
+        cells = [f" {str(x) if x else '— ':>3} " for _, x in size_history(h, sname)]
+        rows.append(f"| {'::' + sname:<{width}} |" + "|".join(cells) + "|")
+    return rows
+
+
+def header_with_size_table(h, text, path):
+    """@p text (the header) with its size table rewritten from STRUCT_HISTORY."""
+    lines = text.split("\n")
+    at = [i for i, line in enumerate(lines) if f"| {SIZE_TABLE_TITLE} |" in line]
+    if len(at) != 1:
+        raise HeaderError(path, 1, f"expected one size table (a line with '| {SIZE_TABLE_TITLE}"
+                                   " |') in the documentation")
+    start = at[0]
+    indent = lines[start][:lines[start].index("|")]
+    end = start
+    while end < len(lines) and lines[end].startswith(indent + "|"):
+        end += 1
+    return "\n".join(lines[:start] + [indent + r for r in size_table(h)] + lines[end:])
+
+
+def gen_struct_history(h):
+    """src/capi/struct_history*.hpp: history_of<T> for every versioned struct of one header."""
+    core = h.parent is None
+    out = ["".join(f"// {line}".rstrip() + "\n" for line in banner(h).splitlines())]
+    header = "gtstorage.h" if core else os.path.basename(h.path)
+    out.append(f"//\n// The sizes every struct of {header} that begins with struct_size had in each "
+               "released\n// version (the table STRUCT_HISTORY of tools/gen_bindings.py): the "
+               "boundary accepts exactly\n// these (capi/boundary.hpp). An older size is the "
+               "offset of the first field appended after\n// it, so the history holds on every "
+               "ABI.\n#pragma once\n\n#include <cstddef>\n#include <cstdint>\n\n")
+    if core:
+        out.append('#include "gtstorage/gtstorage.h"\n\nnamespace gts::capi {\n\n'
+                   f"constexpr std::size_t abi_versions = {len(ABI_VERSIONS)};\n"
+                   "/// The released versions, oldest first (the last one is this library's).\n"
+                   "constexpr const char* version_names[abi_versions] = {" +
+                   ", ".join(f'"{v}"' for v in ABI_VERSIONS) + "};\n\n"
+                   "/// Sizes of a struct per version, oldest first; 0 where the struct did not "
+                   "exist yet.\nstruct struct_history {\n  const char* name;\n"
+                   "  uint32_t size[abi_versions];\n};\n\n"
+                   "template <class T>\nstruct history_of;  // one specialization per struct "
+                   "with a struct_size\n\n"
+                   "/// history_of<T>: the sizes of T in each version, oldest first.\n" +
+                   "".join(f"{line:<65}\\\n" for line in (
+                       "#define GTS_STRUCT_HISTORY(T, ...)", "  template <>",
+                       "  struct history_of<T> {",
+                       "    static constexpr struct_history value = {#T, {__VA_ARGS__}};")) +
+                   "  }\n\n")
+    else:
+        out.append(f'#include "capi/struct_history.hpp"\n#include "gtstorage/{header}"\n\n'
+                   "namespace gts::capi {\n\n")
+    for sname, _, _ in versioned_structs(h):
+        sizes = ", ".join(f"uint32_t({e})" if e != "0" else "0" for e, _ in size_history(h, sname))
+        out.append(f"GTS_STRUCT_HISTORY({sname}, {sizes});\n")
+    out.append("\n}  // namespace gts::capi\n")
+    return "".join(out)
+
+
+def gen_struct_sizes(headers):
+    """tests/abi/struct_sizes_gen.h: every public struct, its sizeof and the table's sizes."""
+    out = ["/* " + BANNER.replace("\n", "\n * ") + " */\n",
+           "/* Included by tests/abi/struct_sizes.c: every struct of the public headers with its\n"
+           " * sizeof as the compiler lays it out, the x86-64 size the generator computed, and for\n"
+           " * the versioned ones the size of each released version (as the boundary computes it,\n"
+           " * and as the headers' tables print it on x86-64; 0: not yet introduced). */\n",
+           f"#define GTS_ABI_VERSIONS {len(ABI_VERSIONS)}\n",
+           "static const char* const gts_abi_versions[GTS_ABI_VERSIONS] = {" +
+           ", ".join(f'"{v}"' for v in ABI_VERSIONS) + "};\n\n",
+           "typedef struct gts_struct_row {\n  const char* name;\n  size_t size;\n"
+           "  size_t x86_64_size;\n  int versioned;\n  size_t history[GTS_ABI_VERSIONS];\n"
+           "  size_t x86_64_history[GTS_ABI_VERSIONS];\n} gts_struct_row;\n\n",
+           "static const gts_struct_row gts_struct_rows[] = {\n"]
+    for h in headers:
+        versioned = {s[0] for s in versioned_structs(h)}
+        for sname, _, _ in h.structs:
+            size, _, _ = x86_64_layout(h, sname)
+            hist = (size_history(h, sname) if sname in versioned else
+                    [("0", 0)] * len(ABI_VERSIONS))
+            exprs = ", ".join(e for e, _ in hist)
+            table = ", ".join(str(x) for _, x in hist)
+            out.append(f'    {{"{sname}", sizeof({sname}), {size}, {int(sname in versioned)}, '
+                       f"{{{exprs}}}, {{{table}}}}},\n")
+    out.append("};\n")
+    return "".join(out)
+
+
+def gen_symbols(h):
+    """tests/abi/exported_functions.txt: the functions libgtstorage exports, with their tier."""
+    out = ["# " + BANNER.replace("\n", "\n# ") + "\n",
+           "# Every function of gtstorage.h and gtstorage_experimental.h (what libgtstorage "
+           "exports):\n# <name> <stable|experimental> [deprecated]; read by tests/abi/*.sh and "
+           "tools/update-abi-baseline.sh.\n"]
+    for name, *_ in sorted(h.functions):
+        tier = "experimental" if name in h.experimental else "stable"
+        out.append(f"{name} {tier}" + (" deprecated" if name in h.deprecated else "") + "\n")
+    return "".join(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# The linker version script of libgtstorage (src/gtstorage.map)
+
+VERSION_SCRIPT_OUT = "src/gtstorage.map"
+STABLE_NODE = "GTSTORAGE_1"
+EXPERIMENTAL_NODE = "GTSTORAGE_EXPERIMENTAL"
+
+
+def gen_version_script(h):
+    """The two symbol version nodes: the experimental header's functions by name, the stable
+    tier (every other gtstorage_ function) by pattern, nothing else exported."""
+    out = ["/* " + BANNER.replace("\n", "\n   ") + "\n\n",
+           "   Only the public C API is exported; everything else (C++ internals, the static CUDA\n"
+           "   runtime) stays local so it cannot clash with the host program's copies.\n\n"
+           f"   The experimental tier (gtstorage_experimental.h: no ABI promise) has a node of its\n"
+           f"   own, {EXPERIMENTAL_NODE}, so that none of it is bound to the stable {STABLE_NODE} "
+           "and the\n   ABI baseline and check leave it out. A name listed here wins over the "
+           f"pattern of {STABLE_NODE}. */\n",
+           f"{EXPERIMENTAL_NODE} {{\n  global:\n"]
+    out += [f"    {name};\n" for name, *_ in h.functions if name in h.experimental]
+    out.append(f"}};\n\n{STABLE_NODE} {{\n  global:\n    gtstorage_*;\n  local:\n    *;\n}};\n")
+    return "".join(out)
+
+
 def outputs(h):
     files = {PY_OUT: gen_python(h), F_OUT: gen_fortran(h), ABI_F_OUT: gen_abi_fortran(h),
-             ABI_C_OUT: gen_abi_c(h), CPP_ENUMS_OUT: gen_cpp_enums(h)}
+             ABI_C_OUT: gen_abi_c(h), CPP_ENUMS_OUT: gen_cpp_enums(h),
+             F_TYPES_INTERFACES_OUT: gen_fortran_type_interfaces(),
+             F_TYPES_PROCEDURES_OUT: gen_fortran_type_procedures(),
+             F_TYPES_C_OUT: gen_fortran_type_c(),
+             STRUCT_HISTORY_OUT[None]: gen_struct_history(h), SYMBOLS_OUT: gen_symbols(h),
+             VERSION_SCRIPT_OUT: gen_version_script(h)}
+    with open(h.path, encoding="utf-8") as f:
+        files[HEADER_REL] = header_with_size_table(h, f.read(), h.path)
+    headers = [h]
     for name, py_out, f_out, module in COMPONENTS:
         c = parse_component(component_path(h.path, name), h)
+        headers.append(c)
         if py_out is not None:
             files[py_out] = gen_python(c)
         files[f_out] = gen_fortran(c, module, f"bindings/fortran/{module}.f90")
+        files[STRUCT_HISTORY_OUT[name]] = gen_struct_history(c)
+    check_history_names(headers)
+    files[STRUCT_SIZES_OUT] = gen_struct_sizes(headers)
     return files
 
 

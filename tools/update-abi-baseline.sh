@@ -29,17 +29,20 @@ else
 fi
 [[ -f $lib ]] || { echo "no library at '$lib'" >&2; exit 1; }
 
-# Only the stable tier (gtstorage.h) is in the baseline's symbol table: the experimental one
-# (gtstorage_experimental.h, node GTSTORAGE_EXPERIMENTAL) has no ABI promise.
+# Only the stable tier (gtstorage.h) is in the baseline, its symbol table and its declarations:
+# the experimental one (gtstorage_experimental.h, node GTSTORAGE_EXPERIMENTAL) has no ABI
+# promise. The tiers are those tools/gen_bindings.py lists (it reads them from the headers).
+functions=$repo/tests/abi/exported_functions.txt
 keep=$(mktemp)
-trap 'rm -f "$keep"' EXIT
+drop=$(mktemp)
+trap 'rm -f "$keep" "$drop"' EXIT
 {
   echo "[abi_whitelist]"
-  awk '/^[[:space:]]*GTSTORAGE_API/ && match($0, /gtstorage_[a-z0-9_]+[[:space:]]*\(/) {
-         name = substr($0, RSTART, RLENGTH - 1); sub(/[[:space:]]+$/, "", name); print "  " name
-       }' "$repo/include/gtstorage/gtstorage.h" | sort -u
+  awk '!/^#/ && $2 == "stable" {print "  " $1}' "$functions"
 } >"$keep"
+printf '[suppress_function]\n  name_regexp = ^(%s)$\n  drop = yes\n' \
+  "$(awk '!/^#/ && $2 == "experimental" {print $1}' "$functions" | paste -sd '|')" >"$drop"
 abidw --headers-dir "$repo/include/gtstorage" --drop-private-types --no-corpus-path \
   --no-comp-dir-path --type-id-style hash --exported-interfaces-only --kmi-whitelist "$keep" \
-  --out-file "$out" "$lib"
+  --suppressions "$drop" --out-file "$out" "$lib"
 echo "wrote $out from $lib ($(grep -c '<elf-symbol ' "$out") exported functions)"

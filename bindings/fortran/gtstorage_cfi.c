@@ -366,32 +366,36 @@ GTSTORAGE_FORTRAN_API int gtstorage_fortran_wrap_device(CFI_cdesc_t* a, const ch
   return GTSTORAGE_OK;
 }
 
+/* The caller array a as a gtstorage_array (its geometry in shape and strides, each of
+ * CFI_MAX_RANK elements), for the copy named in messages by where. */
+static int caller_array(CFI_cdesc_t* a, const char* typestr, const char* where, int64_t* shape,
+                        int64_t* strides, gtstorage_array* array) {
+  int status = array_geometry(a, typestr, where, shape, strides);
+  if (status != GTSTORAGE_OK) return status;
+  const gtstorage_array init = GTSTORAGE_ARRAY_INIT;
+  *array = init;
+  array->ndim = (uint32_t)a->rank;
+  array->data = a->base_addr;
+  array->shape = shape;
+  array->strides = strides;
+  array->dtype = typestr;
+  return GTSTORAGE_OK;
+}
+
 GTSTORAGE_FORTRAN_API int gtstorage_fortran_copy_from_array(gtstorage_handle handle, CFI_cdesc_t* a,
                                                             const char* typestr) {
   int64_t shape[CFI_MAX_RANK];
   int64_t strides[CFI_MAX_RANK];
-  int status = array_geometry(a, typestr, "gtstorage_copy_from_array", shape, strides);
-  if (status != GTSTORAGE_OK) return status;
-  gtstorage_array array = GTSTORAGE_ARRAY_INIT;
-  array.ndim = (uint32_t)a->rank;
-  array.data = a->base_addr;
-  array.shape = shape;
-  array.strides = strides;
-  array.dtype = typestr;
-  return gtstorage_copy_from_array(handle, &array);
+  gtstorage_array array;
+  int status = caller_array(a, typestr, "gtstorage_copy_from_array", shape, strides, &array);
+  return status != GTSTORAGE_OK ? status : gtstorage_copy_from_array(handle, &array);
 }
 
 GTSTORAGE_FORTRAN_API int gtstorage_fortran_copy_to_array(CFI_cdesc_t* a, gtstorage_handle handle,
                                                           const char* typestr) {
   int64_t shape[CFI_MAX_RANK];
   int64_t strides[CFI_MAX_RANK];
-  int status = array_geometry(a, typestr, "gtstorage_copy_to_array", shape, strides);
-  if (status != GTSTORAGE_OK) return status;
-  gtstorage_array array = GTSTORAGE_ARRAY_INIT;
-  array.ndim = (uint32_t)a->rank;
-  array.data = a->base_addr;
-  array.shape = shape;
-  array.strides = strides;
-  array.dtype = typestr;
-  return gtstorage_copy_to_array(&array, handle);
+  gtstorage_array array;
+  int status = caller_array(a, typestr, "gtstorage_copy_to_array", shape, strides, &array);
+  return status != GTSTORAGE_OK ? status : gtstorage_copy_to_array(&array, handle);
 }

@@ -81,20 +81,10 @@ contains
       n = size(periodic)
     end if
     if (present(proc_dims)) then
-      if (size(proc_dims) /= n) then
-        call gtstorage_fail_call(GTSTORAGE_ERROR_INVALID_ARGUMENT, "proc_dims has "// &
-                                 itoa(size(proc_dims))//" values for "//itoa(n)//" dims", &
-                                 status, where)
-        return
-      end if
+      if (.not. gtstorage_ndim_values("proc_dims", size(proc_dims), n, status, where)) return
     end if
     if (present(periodic)) then
-      if (size(periodic) /= n) then
-        call gtstorage_fail_call(GTSTORAGE_ERROR_INVALID_ARGUMENT, "periodic has "// &
-                                 itoa(size(periodic))//" values for "//itoa(n)//" dims", &
-                                 status, where)
-        return
-      end if
+      if (.not. gtstorage_ndim_values("periodic", size(periodic), n, status, where)) return
     end if
     o%struct_size = int(c_sizeof(o), c_int32_t)
     o%ndim = int(n, c_int32_t)
@@ -261,13 +251,5 @@ contains
     call gtstorage_finish_call(gtstorage_mpi_gpu_aware_c(caware), status, "gtstorage_mpi_gpu_aware")
     aware = caware /= 0
   end function gtstorage_mpi_gpu_aware
-
-  function itoa(i) result(str)
-    integer, intent(in) :: i
-    character(:), allocatable :: str
-    character(24) :: buf
-    write (buf, '(i0)') i
-    str = trim(buf)
-  end function itoa
 
 end module gtstorage_mpi

@@ -63,7 +63,7 @@ GTSTORAGE_API int gtstorage_refcount(gtstorage_handle handle, int64_t* out_count
  *         device storages of another backend are alive;
  *         #GTSTORAGE_ERROR_UNSUPPORTED for a backend this build lacks.
  */
-GTSTORAGE_API int gtstorage_set_device_backend(const char* name);
+GTSTORAGE_API int gtstorage_device_set_backend(const char* name);
 
 /** @} */
 
@@ -81,6 +81,21 @@ GTSTORAGE_API int gtstorage_set_device_backend(const char* name);
  * @return #GTSTORAGE_OK (it has no failure of its own).
  */
 GTSTORAGE_API int gtstorage_reset_transfer_stats(void);
+
+/** @} */
+
+/* ============================================================================================== */
+/** @name Experimental: deprecated */
+/** @{ */
+
+/**
+ * **Deprecated** name of gtstorage_device_set_backend() (the same function).
+ *
+ * @param name As for gtstorage_device_set_backend().
+ * @return As gtstorage_device_set_backend().
+ */
+GTSTORAGE_API GTSTORAGE_DEPRECATED(
+    "use gtstorage_device_set_backend") int gtstorage_set_device_backend(const char* name);
 
 /** @} */
 

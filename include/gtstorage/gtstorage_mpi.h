@@ -289,7 +289,8 @@ typedef enum gtstorage_exchange_pattern {
 /** How host halo regions travel (device halos are always packed on the device). */
 typedef enum gtstorage_exchange_method {
   /** Per field and direction: a datatype, except where the region is made of short runs
-   *  (e.g. the I faces of an I-contiguous field), which the library's copy kernels pack faster. */
+   *  (e.g. the I faces of an I-contiguous field), which the library's copy kernels pack
+   *  (docs/scale-out.md says why, and when each is chosen). */
   GTSTORAGE_EXCHANGE_AUTO = 0,
   /** MPI derived datatypes built from the storages' byte strides: no copy by the library. */
   GTSTORAGE_EXCHANGE_DATATYPE = 1,

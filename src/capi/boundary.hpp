@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "capi/struct_history.hpp"
 #include "common/errors.hpp"
 #include "gtstorage/gtstorage.h"
 #include "gtstorage/gtstorage_experimental.h"  // the test hooks are exported by the same code
@@ -85,33 +86,8 @@ int guarded(F&& body) noexcept {
 // structs are read only up to the caller's struct_size, the fields it lacks taking their
 // defaults; output structs are written only up to it.
 
-/// Sizes of a struct per version, oldest first; 0 where the struct did not exist yet. Each
-/// earlier size is the offset of the first field appended after it, so the table holds on every
-/// ABI. Add a column (and a row entry for every struct) when a minor version appends a field.
-struct struct_history {
-  const char* name;
-  uint32_t size[2];  // 1.0, 1.1 (= this library's sizeof)
-};
-constexpr const char* version_names[2] = {"1.0", "1.1"};
-
-template <class T>
-struct history_of;  // one specialization per struct of the header with a struct_size
-#define GTS_STRUCT_HISTORY(T, v1_0)                                              \
-  template <>                                                                    \
-  struct history_of<T> {                                                         \
-    static constexpr struct_history value = {#T, {(v1_0), uint32_t(sizeof(T))}}; \
-  }
-GTS_STRUCT_HISTORY(gtstorage_array, sizeof(gtstorage_array));
-GTS_STRUCT_HISTORY(gtstorage_create_options, offsetof(gtstorage_create_options, pool));
-GTS_STRUCT_HISTORY(gtstorage_wrap_options, sizeof(gtstorage_wrap_options));
-GTS_STRUCT_HISTORY(gtstorage_plan_info, sizeof(gtstorage_plan_info));
-GTS_STRUCT_HISTORY(gtstorage_preset_info, sizeof(gtstorage_preset_info));
-GTS_STRUCT_HISTORY(gtstorage_interface_info, sizeof(gtstorage_interface_info));
-GTS_STRUCT_HISTORY(gtstorage_stats, offsetof(gtstorage_stats, pool_held_bytes));
-GTS_STRUCT_HISTORY(gtstorage_transfer_stats, sizeof(gtstorage_transfer_stats));
-GTS_STRUCT_HISTORY(gtstorage_pool_stats, 0);      // new in 1.1
-GTS_STRUCT_HISTORY(gtstorage_dlpack_options, 0);  // new in 1.1
-#undef GTS_STRUCT_HISTORY
+// The history itself (history_of<T>, version_names) is generated from the table
+// STRUCT_HISTORY of tools/gen_bindings.py into capi/struct_history.hpp.
 
 /// The size the version that introduced T gave it: what the size-less *_init functions write.
 template <class T>

@@ -8,24 +8,11 @@
 #include <memory>
 #include <string>
 
+#include "capi/struct_history_mpi.hpp"  // the struct-size contract of this header
 #include "common/handle_table.hpp"
 #include "mpi/boundary.hpp"
 #include "mpi/decomposition.hpp"
 #include "mpi/exchange.hpp"
-
-namespace gts::capi {
-// The struct-size contract of gtstorage.h for this header's structs (all new in 1.1).
-#define GTS_MPI_STRUCT_HISTORY(T)                                           \
-  template <>                                                               \
-  struct history_of<T> {                                                    \
-    static constexpr struct_history value = {#T, {0, uint32_t(sizeof(T))}}; \
-  }
-GTS_MPI_STRUCT_HISTORY(gtstorage_decomp_options);
-GTS_MPI_STRUCT_HISTORY(gtstorage_decomp_info);
-GTS_MPI_STRUCT_HISTORY(gtstorage_exchange_options);
-GTS_MPI_STRUCT_HISTORY(gtstorage_exchange_info);
-#undef GTS_MPI_STRUCT_HISTORY
-}  // namespace gts::capi
 
 namespace {
 

@@ -8,18 +8,10 @@
 #include <vector>
 
 #include "capi/component_boundary.hpp"
+#include "capi/struct_history_python.hpp"  // the struct-size contract of this header
 #include "common/handle_table.hpp"
 #include "python/interpreter.hpp"
 #include "python/python_error.hpp"
-
-namespace gts::capi {
-// The struct-size contract of gtstorage.h for this header's structs (new in 1.1).
-template <>
-struct history_of<gtstorage_python_options> {
-  static constexpr struct_history value = {"gtstorage_python_options",
-                                           {0, uint32_t(sizeof(gtstorage_python_options))}};
-};
-}  // namespace gts::capi
 
 namespace {
 

@@ -36,6 +36,14 @@ static const gtstorage_slice_spec file_scope_slice = GTSTORAGE_SLICE_ALL;
 /* Taking the address checks each declaration as a prototype (no implicit int, no K&R). */
 typedef int (*create_fn)(const gtstorage_create_options*, gtstorage_handle*);
 typedef const char* (*error_fn)(void);
+/* A parameter that takes an enum value is the enum in C and int32_t in C++ (GTSTORAGE_ENUM);
+ * the pointer of the other type would not convert without a warning. */
+#ifdef __cplusplus
+typedef int32_t side_param;
+#else
+typedef gtstorage_side side_param;
+#endif
+typedef int (*data_fn)(gtstorage_handle, side_param, void**);
 
 int header_c_check(void);
 int header_c_check(void) {
@@ -46,11 +54,12 @@ int header_c_check(void) {
   gtstorage_slice_spec slices[2] = {GTSTORAGE_SLICE_ALL, GTSTORAGE_SLICE_ALL};
   create_fn create_ptr = gtstorage_create;
   error_fn error_ptr = gtstorage_last_error;
+  data_fn data_ptr = gtstorage_data;
   gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
   return (int)(create.struct_size + wrap.struct_size + array.struct_size + preset.struct_size +
                (uint32_t)slices[1].kind + file_scope_create.ndim + file_scope_wrap.ndim +
                file_scope_array.ndim + file_scope_preset.reserved +
                (uint32_t)file_scope_slice.kind + (uint32_t)h) +
-         (create_ptr != 0) + (error_ptr != 0) + GTSTORAGE_VERSION_NUMBER + GTSTORAGE_MAX_NDIM +
-         (GTSTORAGE_SLICE_NONE < 0);
+         (create_ptr != 0) + (error_ptr != 0) + (data_ptr != 0) + GTSTORAGE_VERSION_NUMBER +
+         GTSTORAGE_MAX_NDIM + (GTSTORAGE_SLICE_NONE < 0);
 }

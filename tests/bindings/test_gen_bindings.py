@@ -49,6 +49,8 @@ UNKNOWN = [
     ("inline function", "static inline int gtstorage_zero(void) { return 0; }", 1),
     ("global variable", "GTSTORAGE_API extern int gtstorage_global;", 1),
     ("unknown type", "GTSTORAGE_API int gtstorage_take(gtstorage_unknown* x);", 1),
+    ("enum parameter of a type that is no enum",
+     "GTSTORAGE_API int gtstorage_take(GTSTORAGE_ENUM(gtstorage_handle) x);", 1),
     ("nested conditional", "#if GTSTORAGE_VERSION_MAJOR > 1\n#endif", 1),
     ("initializer of the wrong size", "#define GTSTORAGE_DLPACK_OPTIONS_SHORT_INIT \\\n"
      "  { sizeof(gtstorage_dlpack_options), 0 }", 1),

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Writes test_types.f90: one test routine per (element type, rank) of the Fortran binding.
 
-The binding's generics have one assumed-rank specific per element type
-(bindings/fortran/generate.py). This test is generated from the same type table and runs every
-type at ranks 0 (a scalar), 1, 3 and the highest rank (GTSTORAGE_MAX_NDIM capped at Fortran's
-15) through gtstorage_get_pointer, gtstorage_wrap, gtstorage_copy_from_array and
-gtstorage_copy_to_array, checking bounds and every value (C reads what Fortran wrote). A failure
+The binding's generics have one assumed-rank specific per element type (table FORTRAN_TYPES of
+tools/gen_bindings.py). This test is generated from the same table and runs every type at ranks
+0 (a scalar), 1, 3 and the highest rank (GTSTORAGE_MAX_NDIM capped at Fortran's 15) through
+gtstorage_get_pointer, gtstorage_wrap, gtstorage_copy_from_array and gtstorage_copy_to_array,
+checking bounds and every value (C reads what Fortran wrote). A failure
 case per generic checks the status and that pointers are left disassociated: a wrong type, a
 wrong rank and a released handle for gtstorage_get_pointer (each pointer associated before the
 call), a bad halo for gtstorage_wrap (null handle, no pointer to it), an array of another rank
@@ -18,8 +18,8 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "bindings", "fortran"))
-import generate  # noqa: E402  (the binding's generator: its TYPES table and max rank)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+import gen_bindings  # noqa: E402  (the binding's generator: its type table and the header)
 
 
 def value_expr(tag, n):
@@ -58,7 +58,8 @@ def dim(spec):
 
 
 def routine(index, tag, ftype, typestr, rank, max_rank):
-    o_tag, o_ftype = generate.TYPES[(index + 1) % len(generate.TYPES)][:2]
+    types = gen_bindings.FORTRAN_TYPES
+    o_tag, o_ftype = types[(index + 1) % len(types)][:2]
     wrong_rank = rank % max_rank + 1
     spec = "(" + ",".join([":"] * rank) + ")" if rank else ""
     wrong_spec = "(" + ",".join([":"] * wrong_rank) + ")"
@@ -223,10 +224,11 @@ def routine(index, tag, ftype, typestr, rank, max_rank):
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    max_rank = generate.max_rank()
+    header = os.path.join(gen_bindings.ROOT, gen_bindings.HEADER_REL)
+    max_rank = gen_bindings.fortran_max_rank(gen_bindings.parse_header(header))
     ranks = sorted({0, 1, 3, max_rank})
     calls, bodies = [], []
-    for index, (tag, ftype, typestr, _) in enumerate(generate.TYPES):
+    for index, (tag, ftype, typestr, _) in enumerate(gen_bindings.FORTRAN_TYPES):
         for rank in ranks:
             calls.append(f"  call t_{tag}_{rank}()\n")
             bodies.append(routine(index, tag, ftype, typestr, rank, max_rank))

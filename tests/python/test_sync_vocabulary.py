@@ -18,11 +18,21 @@ def test_new_calls_are_exported_and_old_ones_marked_deprecated():
                  "gtstorage_need_sync", "gtstorage_mark_synchronized", "gtstorage_wait_stream",
                  "gtstorage_create_options_init_sized", "gtstorage_wrap_options_init_sized"):
         assert name in _capi.PROTOTYPES and hasattr(_capi.lib, name)
+    # The old sync vocabulary, and the device functions' names before the header's naming rule
+    # (each the same function as its new name).
+    renamed = {"gtstorage_get_device_backend": "gtstorage_device_get_backend",
+               "gtstorage_set_device": "gtstorage_device_set_current",
+               "gtstorage_get_device": "gtstorage_device_get_current",
+               "gtstorage_set_device_backend": "gtstorage_device_set_backend"}
     assert set(_capi.DEPRECATED) == {"gtstorage_sync", "gtstorage_sync_async", "gtstorage_acquire",
-                                     "gtstorage_touch"}
+                                     "gtstorage_touch"} | set(renamed)
+    for old, new in renamed.items():
+        assert new in _capi.DEPRECATED[old] and hasattr(_capi.lib, new)
+        assert _capi.PROTOTYPES[old] == _capi.PROTOTYPES[new]
     assert {"gtstorage_refcount", "gtstorage_reset_transfer_stats",
-            "gtstorage_set_device_backend"} <= set(_capi.EXPERIMENTAL)
-    assert not set(_capi.DEPRECATED) & set(_capi.EXPERIMENTAL)
+            "gtstorage_device_set_backend"} <= set(_capi.EXPERIMENTAL)
+    # Only a renamed experimental function is both (its old name is the deprecated alias).
+    assert set(_capi.DEPRECATED) & set(_capi.EXPERIMENTAL) == {"gtstorage_set_device_backend"}
 
 
 def test_dualview_cycle():

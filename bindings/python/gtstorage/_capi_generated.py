@@ -76,19 +76,6 @@ SYNC_CLEAN = 0
 SYNC_HOST_DIRTY = 1
 SYNC_DEVICE_DIRTY = 2
 
-# gtstorage_sync_op
-SYNC_HOST_TO_DEVICE = 1
-SYNC_DEVICE_TO_HOST = 2
-SYNC_SYNCHRONIZE = 3
-SYNC_SET_HOST_MODIFIED = 4
-SYNC_SET_DEVICE_MODIFIED = 5
-SYNC_SET_SYNCHRONIZED = 6
-SYNC_ACQUIRE_HOST = 7
-SYNC_ACQUIRE_DEVICE = 8
-SYNC_TOUCH_HOST = 9
-SYNC_TOUCH_DEVICE = 10
-SYNC_WAIT_STREAM = 11
-
 # gtstorage_sync_flags
 SYNC_FLAG_NONE = 0
 SYNC_FLAG_FORCE = 1
@@ -129,6 +116,19 @@ MEMORY_ALL = 3
 # gtstorage_dlpack_kind
 DLPACK_LEGACY = 0
 DLPACK_VERSIONED = 1
+
+# gtstorage_sync_op
+SYNC_HOST_TO_DEVICE = 1
+SYNC_DEVICE_TO_HOST = 2
+SYNC_SYNCHRONIZE = 3
+SYNC_SET_HOST_MODIFIED = 4
+SYNC_SET_DEVICE_MODIFIED = 5
+SYNC_SET_SYNCHRONIZED = 6
+SYNC_ACQUIRE_HOST = 7
+SYNC_ACQUIRE_DEVICE = 8
+SYNC_TOUCH_HOST = 9
+SYNC_TOUCH_DEVICE = 10
+SYNC_WAIT_STREAM = 11
 
 # Typedefs.
 handle_t = ctypes.c_uint64  # gtstorage_handle
@@ -420,19 +420,6 @@ ENUMS = {
         "GTSTORAGE_SYNC_HOST_DIRTY": 1,
         "GTSTORAGE_SYNC_DEVICE_DIRTY": 2,
     },
-    "gtstorage_sync_op": {
-        "GTSTORAGE_SYNC_HOST_TO_DEVICE": 1,
-        "GTSTORAGE_SYNC_DEVICE_TO_HOST": 2,
-        "GTSTORAGE_SYNC_SYNCHRONIZE": 3,
-        "GTSTORAGE_SYNC_SET_HOST_MODIFIED": 4,
-        "GTSTORAGE_SYNC_SET_DEVICE_MODIFIED": 5,
-        "GTSTORAGE_SYNC_SET_SYNCHRONIZED": 6,
-        "GTSTORAGE_SYNC_ACQUIRE_HOST": 7,
-        "GTSTORAGE_SYNC_ACQUIRE_DEVICE": 8,
-        "GTSTORAGE_SYNC_TOUCH_HOST": 9,
-        "GTSTORAGE_SYNC_TOUCH_DEVICE": 10,
-        "GTSTORAGE_SYNC_WAIT_STREAM": 11,
-    },
     "gtstorage_sync_flags": {
         "GTSTORAGE_SYNC_FLAG_NONE": 0,
         "GTSTORAGE_SYNC_FLAG_FORCE": 1,
@@ -473,6 +460,19 @@ ENUMS = {
     "gtstorage_dlpack_kind": {
         "GTSTORAGE_DLPACK_LEGACY": 0,
         "GTSTORAGE_DLPACK_VERSIONED": 1,
+    },
+    "gtstorage_sync_op": {
+        "GTSTORAGE_SYNC_HOST_TO_DEVICE": 1,
+        "GTSTORAGE_SYNC_DEVICE_TO_HOST": 2,
+        "GTSTORAGE_SYNC_SYNCHRONIZE": 3,
+        "GTSTORAGE_SYNC_SET_HOST_MODIFIED": 4,
+        "GTSTORAGE_SYNC_SET_DEVICE_MODIFIED": 5,
+        "GTSTORAGE_SYNC_SET_SYNCHRONIZED": 6,
+        "GTSTORAGE_SYNC_ACQUIRE_HOST": 7,
+        "GTSTORAGE_SYNC_ACQUIRE_DEVICE": 8,
+        "GTSTORAGE_SYNC_TOUCH_HOST": 9,
+        "GTSTORAGE_SYNC_TOUCH_DEVICE": 10,
+        "GTSTORAGE_SYNC_WAIT_STREAM": 11,
     },
 }
 
@@ -544,9 +544,9 @@ PROTOTYPES = {
     "gtstorage_get_sync_state": (ctypes.c_int, [handle_t, ctypes.POINTER(ctypes.c_int32)]),
     "gtstorage_set_stream": (ctypes.c_int, [handle_t, ctypes.c_uint64]),
     "gtstorage_device_count": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32)]),
-    "gtstorage_get_device_backend": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t]),
-    "gtstorage_set_device": (ctypes.c_int, [ctypes.c_int32]),
-    "gtstorage_get_device": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32)]),
+    "gtstorage_device_get_backend": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t]),
+    "gtstorage_device_set_current": (ctypes.c_int, [ctypes.c_int32]),
+    "gtstorage_device_get_current": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32)]),
     "gtstorage_get_stats": (ctypes.c_int, [ctypes.POINTER(Stats)]),
     "gtstorage_get_transfer_stats": (ctypes.c_int, [handle_t, ctypes.POINTER(TransferStats)]),
     "gtstorage_pool_get_stats": (ctypes.c_int, [ctypes.c_int32, ctypes.POINTER(PoolStats)]),
@@ -576,9 +576,13 @@ PROTOTYPES = {
     ),
     "gtstorage_acquire": (ctypes.c_int, [handle_t, ctypes.c_int32]),
     "gtstorage_touch": (ctypes.c_int, [handle_t, ctypes.c_int32]),
+    "gtstorage_get_device_backend": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t]),
+    "gtstorage_set_device": (ctypes.c_int, [ctypes.c_int32]),
+    "gtstorage_get_device": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32)]),
     "gtstorage_refcount": (ctypes.c_int, [handle_t, ctypes.POINTER(ctypes.c_int64)]),
-    "gtstorage_set_device_backend": (ctypes.c_int, [ctypes.c_char_p]),
+    "gtstorage_device_set_backend": (ctypes.c_int, [ctypes.c_char_p]),
     "gtstorage_reset_transfer_stats": (ctypes.c_int, []),
+    "gtstorage_set_device_backend": (ctypes.c_int, [ctypes.c_char_p]),
 }
 
 #: Deprecated functions -> the message of their GTSTORAGE_DEPRECATED.
@@ -587,13 +591,18 @@ DEPRECATED = {
     "gtstorage_sync_async": 'use gtstorage_sync_to_async',
     "gtstorage_acquire": 'use gtstorage_sync_to',
     "gtstorage_touch": 'use gtstorage_modify',
+    "gtstorage_get_device_backend": 'use gtstorage_device_get_backend',
+    "gtstorage_set_device": 'use gtstorage_device_set_current',
+    "gtstorage_get_device": 'use gtstorage_device_get_current',
+    "gtstorage_set_device_backend": 'use gtstorage_device_set_backend',
 }
 
 #: Functions of the experimental header (no ABI promise).
 EXPERIMENTAL = {
     "gtstorage_refcount",
-    "gtstorage_set_device_backend",
+    "gtstorage_device_set_backend",
     "gtstorage_reset_transfer_stats",
+    "gtstorage_set_device_backend",
 }
 
 __all__ = [
@@ -648,17 +657,6 @@ __all__ = [
     "SYNC_CLEAN",
     "SYNC_HOST_DIRTY",
     "SYNC_DEVICE_DIRTY",
-    "SYNC_HOST_TO_DEVICE",
-    "SYNC_DEVICE_TO_HOST",
-    "SYNC_SYNCHRONIZE",
-    "SYNC_SET_HOST_MODIFIED",
-    "SYNC_SET_DEVICE_MODIFIED",
-    "SYNC_SET_SYNCHRONIZED",
-    "SYNC_ACQUIRE_HOST",
-    "SYNC_ACQUIRE_DEVICE",
-    "SYNC_TOUCH_HOST",
-    "SYNC_TOUCH_DEVICE",
-    "SYNC_WAIT_STREAM",
     "SYNC_FLAG_NONE",
     "SYNC_FLAG_FORCE",
     "RULE_BY_DIMS",
@@ -684,6 +682,17 @@ __all__ = [
     "MEMORY_ALL",
     "DLPACK_LEGACY",
     "DLPACK_VERSIONED",
+    "SYNC_HOST_TO_DEVICE",
+    "SYNC_DEVICE_TO_HOST",
+    "SYNC_SYNCHRONIZE",
+    "SYNC_SET_HOST_MODIFIED",
+    "SYNC_SET_DEVICE_MODIFIED",
+    "SYNC_SET_SYNCHRONIZED",
+    "SYNC_ACQUIRE_HOST",
+    "SYNC_ACQUIRE_DEVICE",
+    "SYNC_TOUCH_HOST",
+    "SYNC_TOUCH_DEVICE",
+    "SYNC_WAIT_STREAM",
     "handle_t",
     "RELEASE_FN",
     "Array",
