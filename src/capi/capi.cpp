@@ -153,7 +153,7 @@ gts::strided_array array_of(const gtstorage_array* a, gts::dtype fallback, const
 // a dead stream stays the caller's error (gtstorage_set_stream()).
 void check_stream(const gts::storage& s, uint64_t stream) {
   const gts::device::backend* be = s.buffers->backend;
-  if (__builtin_expect(stream != 0 && be != nullptr, 0) && be->stream_known_dead(stream)) {
+  if (__builtin_expect(stream != 0 && be != nullptr, 0) && be->tools().stream_known_dead(stream)) {
     char text[32];
     std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(stream));
     gts::fail_arg("stream", std::string(text) + " is not a live stream of the '" + be->name() +

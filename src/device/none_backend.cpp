@@ -10,7 +10,7 @@
 namespace gts::device {
 namespace {
 
-class none_backend final : public backend {
+class none_backend final : public backend, public backend_tools {
  public:
   const char* name() const override { return "none"; }
   int device_count() noexcept override { return 0; }
@@ -40,9 +40,11 @@ class none_backend final : public backend {
   }
   void fill(const strided_array&, const void*, uint64_t) override { refuse(); }
   void synchronize(uint64_t) override { refuse(); }
-  void synchronize_device(int) override { refuse(); }
   void prefetch(const void*, std::size_t, int, uint64_t) override { refuse(); }
   int dl_device_type(memory_kind) const noexcept override { return dl::cpu; }
+  backend_tools& tools() noexcept override { return *this; }
+
+  void synchronize_device(int) override { refuse(); }
   device_properties properties(int) override { refuse(); }
   pointer_info query_pointer(const void*) noexcept override { return {}; }
   uint64_t create_stream(int) override { refuse(); }

@@ -6,6 +6,16 @@ namespace gts::emulated {
 
 using namespace impl;  // NOLINT(google-build-using-namespace): the runtime's own internals
 
+namespace {
+
+// The first check of an entry that names a device: the runtime's own error, then the ordinal.
+cudaError_t ordinal_error(const runtime_state& s, int device) {
+  if (const cudaError_t e = init_error(s)) return e;
+  return valid_ordinal(s, device) ? cudaSuccess : cudaErrorInvalidDevice;
+}
+
+}  // namespace
+
 cudaError_t cudaGetDeviceCount(int* count) {
   runtime_state& s = state();
   if (count == nullptr) return ret(cudaErrorInvalidValue);
@@ -28,8 +38,7 @@ cudaError_t cudaGetDevice(int* device) {
 cudaError_t cudaSetDevice(int device) {
   runtime_state& s = state();
   std::lock_guard<std::mutex> lk(s.mu);
-  if (const cudaError_t e = init_error(s)) return ret(e);
-  if (!valid_ordinal(s, device)) return ret(cudaErrorInvalidDevice);
+  if (const cudaError_t e = ordinal_error(s, device)) return ret(e);
   tls_device = device;
   return cudaSuccess;
 }
@@ -38,8 +47,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   runtime_state& s = state();
   if (prop == nullptr) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(s.mu);
-  if (const cudaError_t e = init_error(s)) return ret(e);
-  if (!valid_ordinal(s, device)) return ret(cudaErrorInvalidDevice);
+  if (const cudaError_t e = ordinal_error(s, device)) return ret(e);
   *prop = cudaDeviceProp{};
   std::snprintf(prop->name, sizeof prop->name, "emulated device %d (simulated CUDA runtime)",
                 device);
@@ -57,8 +65,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
   runtime_state& s = state();
   if (value == nullptr) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(s.mu);
-  if (const cudaError_t e = init_error(s)) return ret(e);
-  if (!valid_ordinal(s, device)) return ret(cudaErrorInvalidDevice);
+  if (const cudaError_t e = ordinal_error(s, device)) return ret(e);
   switch (attr) {
     case cudaDevAttrMaxThreadsPerBlock:
       *value = 1024;
@@ -99,10 +106,7 @@ cudaError_t cudaDeviceSynchronize() {
   ++s.counts.device_synchronizes;
   if (const cudaError_t e = init_error(s)) return ret(e);
   const int d = tls_device;
-  if (const cudaError_t e = device_error(s, d)) return ret(e);
-  if (const injected inj = inject(s, control::call_class::synchronize); inj.error != cudaSuccess) {
-    return ret(inj.error);
-  }
+  if (const cudaError_t e = admit(s, d, control::call_class::synchronize)) return ret(e);
   complete_device(lk, s, d);
   return ret(after_sync(s, d));
 }
@@ -145,10 +149,7 @@ cudaError_t allocate(void** ptr, std::size_t bytes, mem_kind kind) {
   *ptr = nullptr;
   if (const cudaError_t e = init_error(s)) return ret(e);
   const int d = tls_device;
-  if (const cudaError_t e = device_error(s, d)) return ret(e);
-  if (const injected inj = inject(s, control::call_class::alloc); inj.error != cudaSuccess) {
-    return ret(inj.error);
-  }
+  if (const cudaError_t e = admit(s, d, control::call_class::alloc)) return ret(e);
   if (bytes == 0) return cudaSuccess;
   const std::size_t usable = round_up(bytes, block_align);
   if (kind != mem_kind::pinned &&
@@ -303,10 +304,7 @@ cudaError_t cudaMallocFromPoolAsync(void** ptr, std::size_t bytes, cudaMemPool_t
     if (it == s.pools.end() || it->second->destroyed) return ret(cudaErrorInvalidValue);
     p = it->second.get();
   }
-  if (const cudaError_t e = device_error(s, p->device)) return ret(e);
-  if (const injected inj = inject(s, control::call_class::alloc); inj.error != cudaSuccess) {
-    return ret(inj.error);
-  }
+  if (const cudaError_t e = admit(s, p->device, control::call_class::alloc)) return ret(e);
   if (bytes == 0) return cudaSuccess;
   const cudaError_t e = pool_alloc(s, *p, bytes, ptr);
   if (e == cudaSuccess) ++s.counts.pool_allocations;
@@ -359,8 +357,7 @@ cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool_handle, int device) 
   runtime_state& s = state();
   if (pool_handle == nullptr) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(s.mu);
-  if (const cudaError_t e = init_error(s)) return ret(e);
-  if (!valid_ordinal(s, device)) return ret(cudaErrorInvalidDevice);
+  if (const cudaError_t e = ordinal_error(s, device)) return ret(e);
   if (!s.m.memory_pools) return ret(cudaErrorNotSupported);
   *pool_handle = reinterpret_cast<cudaMemPool_t>(default_pool(s, device));
   return cudaSuccess;
@@ -500,13 +497,8 @@ cudaError_t cudaMemPrefetchAsync(const void* ptr, std::size_t bytes, cudaMemLoca
   } else if (location.type != cudaMemLocationTypeHost) {
     return ret(cudaErrorInvalidValue);
   }
-  cudaError_t err = cudaSuccess;
-  stream* st = resolve(s, h, err);
-  if (st == nullptr) return ret(err);
-  if (const cudaError_t e = device_error(s, st->device)) return ret(e);
-  if (const injected inj = inject(s, control::call_class::prefetch); inj.error != cudaSuccess) {
-    return ret(inj.error);
-  }
+  stream* st = nullptr;
+  if (const cudaError_t e = admit_stream(s, h, control::call_class::prefetch, st)) return ret(e);
   const range_check r = check_range(s, ptr, bytes);
   if (r.kind != range_kind::inside || r.a->kind != mem_kind::managed) {
     if (r.kind == range_kind::out_of_bounds || r.kind == range_kind::freed) {
@@ -529,11 +521,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* out, unsigned flags) {
   std::lock_guard<std::mutex> lk(s.mu);
   if (const cudaError_t e = init_error(s)) return ret(e);
   const int d = tls_device;
-  if (const cudaError_t e = device_error(s, d)) return ret(e);
-  if (const injected inj = inject(s, control::call_class::stream_create);
-      inj.error != cudaSuccess) {
-    return ret(inj.error);
-  }
+  if (const cudaError_t e = admit(s, d, control::call_class::stream_create)) return ret(e);
   auto st = std::make_unique<stream>();
   st->device = d;
   st->flags = flags;
@@ -562,14 +550,9 @@ cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   runtime_state& s = state();
   std::unique_lock<std::mutex> lk(s.mu);
   if (const cudaError_t e = init_error(s)) return ret(e);
-  cudaError_t err = cudaSuccess;
-  stream* st = resolve(s, h, err);
-  if (st == nullptr) return ret(err);
+  stream* st = nullptr;
+  if (const cudaError_t e = admit_stream(s, h, control::call_class::synchronize, st)) return ret(e);
   const int d = st->device;
-  if (const cudaError_t e = device_error(s, d)) return ret(e);
-  if (const injected inj = inject(s, control::call_class::synchronize); inj.error != cudaSuccess) {
-    return ret(inj.error);
-  }
   const op_ptr last = st->last;
   complete(lk, s, last);
   return ret(after_sync(s, d));
@@ -631,10 +614,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* out, unsigned flags) {
   std::lock_guard<std::mutex> lk(s.mu);
   if (const cudaError_t e = init_error(s)) return ret(e);
   const int d = tls_device;
-  if (const cudaError_t e = device_error(s, d)) return ret(e);
-  if (const injected inj = inject(s, control::call_class::event_create); inj.error != cudaSuccess) {
-    return ret(inj.error);
-  }
+  if (const cudaError_t e = admit(s, d, control::call_class::event_create)) return ret(e);
   auto ev = std::make_unique<event>();
   ev->device = d;
   ev->flags = flags;
@@ -663,10 +643,8 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t h) {
   // CUDA: "cudaEventRecord() will fail if the input event and input stream are associated to
   // different devices."
   if (st->device != it->second->device) return ret(cudaErrorInvalidResourceHandle);
-  if (const cudaError_t de = device_error(s, st->device)) return ret(de);
-  if (const injected inj = inject(s, control::call_class::event_record); inj.error != cudaSuccess) {
-    return ret(inj.error);
-  }
+  if (const cudaError_t de = admit(s, st->device, control::call_class::event_record))
+    return ret(de);
   it->second->marker = enqueue(s, *st, "cudaEventRecord", nullptr);
   return cudaSuccess;
 }
@@ -678,10 +656,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   auto it = s.events.find(e);
   if (it == s.events.end()) return dead_handle(s);
   const int d = it->second->device;
-  if (const cudaError_t e = device_error(s, d)) return ret(e);
-  if (const injected inj = inject(s, control::call_class::synchronize); inj.error != cudaSuccess) {
-    return ret(inj.error);
-  }
+  if (const cudaError_t e = admit(s, d, control::call_class::synchronize)) return ret(e);
   const op_ptr marker = it->second->marker;
   complete(lk, s, marker);
   return ret(after_sync(s, d));

@@ -12,12 +12,11 @@ cudaError_t copy_async(const copy_request& c, cudaMemcpyKind kind, cudaStream_t 
   if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) {
     return ret(cudaErrorInvalidValue);
   }
-  cudaError_t err = cudaSuccess;
-  stream* st = resolve(s, h, err);
-  if (st == nullptr) return ret(err);
-  if (const cudaError_t e = device_error(s, st->device)) return ret(e);
-  const injected inj = inject(s, control::call_class::memcpy);
-  if (inj.error != cudaSuccess && !inj.async) return ret(inj.error);
+  stream* st = nullptr;
+  cudaError_t async_error = cudaSuccess;
+  if (const cudaError_t e = admit_stream(s, h, control::call_class::memcpy, st, &async_error)) {
+    return ret(e);
+  }
   const std::size_t dspan = c.dpitch * (c.height - 1) + c.width;
   const std::size_t sspan = c.spitch * (c.height - 1) + c.width;
   if (!valid_range(s, c.what, "destination", c.dst, dspan) ||
@@ -31,7 +30,6 @@ cudaError_t copy_async(const copy_request& c, cudaMemcpyKind kind, cudaStream_t 
     return ret(cudaErrorInvalidMemcpyDirection);
   }
   const copy_request r = c;
-  const cudaError_t async_error = inj.async ? inj.error : cudaSuccess;
   op_ptr o = enqueue(s, *st, c.what, [r, dspan, sspan, async_error]() -> cudaError_t {
     runtime_state& rs = state();
     {
@@ -67,17 +65,15 @@ cudaError_t memset_async(void* dst, int value, std::size_t bytes, cudaStream_t h
   if (const cudaError_t e = init_error(s)) return ret(e);
   if (bytes == 0) return cudaSuccess;
   if (dst == nullptr) return ret(cudaErrorInvalidValue);
-  cudaError_t err = cudaSuccess;
-  stream* st = resolve(s, h, err);
-  if (st == nullptr) return ret(err);
-  if (const cudaError_t e = device_error(s, st->device)) return ret(e);
-  const injected inj = inject(s, control::call_class::memset);
-  if (inj.error != cudaSuccess && !inj.async) return ret(inj.error);
+  stream* st = nullptr;
+  cudaError_t async_error = cudaSuccess;
+  if (const cudaError_t e = admit_stream(s, h, control::call_class::memset, st, &async_error)) {
+    return ret(e);
+  }
   if (!valid_range(s, "cudaMemsetAsync", "destination", dst, bytes)) {
     return ret(cudaErrorInvalidValue);
   }
   if (!device_side(s, dst, bytes)) return ret(cudaErrorInvalidValue);  // host memory
-  const cudaError_t async_error = inj.async ? inj.error : cudaSuccess;
   op_ptr o = enqueue(s, *st, "cudaMemsetAsync", [dst, value, bytes, async_error]() -> cudaError_t {
     runtime_state& rs = state();
     {

@@ -27,13 +27,12 @@ cudaError_t detail::launch(const cudaLaunchConfig_t* config, const void* kernel,
   // CUDA: "A kernel launch will fail if it is issued to a stream that is not associated to the
   // current device."
   if (st->device != d) return ret(cudaErrorInvalidResourceHandle);
-  const injected inj = inject(s, control::call_class::launch);
-  if (inj.error != cudaSuccess && !inj.async) return ret(inj.error);
+  cudaError_t async_error = cudaSuccess;
+  if (const cudaError_t e = admit(s, d, control::call_class::launch, &async_error)) return ret(e);
   const uint64_t n = ++s.launches;
   s.launch_log.push_back(control::launch_record{g, b, d});
   if (s.launch_log.size() > 4096) s.launch_log.pop_front();
   detail::schedule order{s.seed ^ (n * 0x9E3779B97F4A7C15ull), s.shuffle};
-  const cudaError_t async_error = inj.async ? inj.error : cudaSuccess;
   op_ptr o = enqueue(s, *st, "kernel", [g, b, body = std::move(body), order, d, n, async_error]() {
     if (async_error != cudaSuccess) return async_error;
     const std::string thrown = detail::run_grid(g, b, body, order);

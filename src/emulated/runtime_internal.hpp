@@ -250,6 +250,15 @@ cudaError_t init_error(const runtime_state& s);
 bool valid_ordinal(const runtime_state& s, int d);
 cudaError_t device_error(const runtime_state& s, int d);
 injected inject(runtime_state& s, control::call_class c);
+// The checks every entry that works on device @p d makes after the runtime's own (init_error),
+// in the order CUDA reports them: an invalid or failed device, then an injected failure of class
+// @p c. An asynchronous injection goes to @p deferred where the caller reports it when the work
+// runs (copies, memsets, launches), else it is returned like a synchronous one. cudaSuccess: go
+// on.
+cudaError_t admit(runtime_state& s, int d, control::call_class c, cudaError_t* deferred = nullptr);
+// admit() for work on the stream handle @p h, resolved into @p st first (a dead handle's error).
+cudaError_t admit_stream(runtime_state& s, cudaStream_t h, control::call_class c, stream*& st,
+                         cudaError_t* deferred = nullptr);
 void report(runtime_state& s, const std::string& text);
 void install_fault_handler(runtime_state& s);
 allocation* find(runtime_state& s, const void* p);

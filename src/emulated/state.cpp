@@ -86,6 +86,24 @@ injected inject(runtime_state& s, control::call_class c) {
   return {in.error, in.async};
 }
 
+cudaError_t admit(runtime_state& s, int d, control::call_class c, cudaError_t* deferred) {
+  if (const cudaError_t e = device_error(s, d)) return e;
+  const injected inj = inject(s, c);
+  if (inj.error != cudaSuccess && inj.async && deferred != nullptr) {
+    *deferred = inj.error;
+    return cudaSuccess;
+  }
+  return inj.error;
+}
+
+cudaError_t admit_stream(runtime_state& s, cudaStream_t h, control::call_class c, stream*& st,
+                         cudaError_t* deferred) {
+  cudaError_t err = cudaSuccess;
+  st = resolve(s, h, err);
+  if (st == nullptr) return err;
+  return admit(s, st->device, c, deferred);
+}
+
 void report(runtime_state& s, const std::string& text) {
   ++s.counts.memcheck_errors;
   s.reports.push_back(text);

@@ -765,7 +765,7 @@ void check_inside_allocation(device::backend& be, const side_buffer& b, const ch
   if (b.bytes == 0) return;
   const void* base = nullptr;
   std::size_t bytes = 0;
-  if (!be.allocation_range(b.full.data, &base, &bytes)) return;
+  if (!be.tools().allocation_range(b.full.data, &base, &bytes)) return;
   const auto lo = reinterpret_cast<uintptr_t>(b.base);
   const auto start = reinterpret_cast<uintptr_t>(base);
   const uintptr_t end = start + bytes;
@@ -787,7 +787,7 @@ void check_inside_allocation(device::backend& be, const side_buffer& b, const ch
 void check_host_memory(const side_buffer& b, const void* data) {
   device::backend* be = device::selected();
   if (be == nullptr || data == nullptr || be->device_count() <= 0) return;
-  const device::pointer_info pi = be->query_pointer(data);
+  const device::pointer_info pi = be->tools().query_pointer(data);
   if (pi.space == device::pointer_space::host) return;
   if (pi.space == device::pointer_space::device) {
     char addr[32];
@@ -892,7 +892,7 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
     // The runtime knows what the memory is and where it lives (a CuPy array on GPU 1, managed
     // memory, pinned host memory): that, not the caller's current device, goes into the
     // descriptors.
-    device::pointer_info pi = be.query_pointer(req.device_data);
+    device::pointer_info pi = be.tools().query_pointer(req.device_data);
     if (empty_device) {  // no address to ask about: device memory where the caller says
       pi.space = device::pointer_space::device;
       pi.device_id = req.device_id >= 0 ? req.device_id : be.current_device();

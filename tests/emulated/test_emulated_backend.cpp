@@ -294,13 +294,13 @@ void device_minus_one_follows_the_thread() {
   std::thread rank1([&] {
     sim::cudaSetDevice(1);  // what an application does, not through gtstorage
     void* p = be().allocate(64, 0, memory_kind::device, -1);
-    on_thread = be().query_pointer(p).device_id;
+    on_thread = be().tools().query_pointer(p).device_id;
     CHECK(current_device() == 1);
     be().free(p, memory_kind::device, -1);
   });
   rank1.join();
   void* p = be().allocate(64, 0, memory_kind::device, -1);
-  on_main = be().query_pointer(p).device_id;
+  on_main = be().tools().query_pointer(p).device_id;
   be().free(p, memory_kind::device, -1);
   CHECK_MSG(on_thread == 1, "device -1 after cudaSetDevice(1) gave device %d", on_thread);
   CHECK(on_main == 0);
@@ -318,13 +318,13 @@ void device_minus_one_follows_the_thread() {
 // to be current.
 void events_and_default_streams_use_their_device() {
   fresh();
-  const uint64_t e1 = be().create_event(1);
-  be().record_event(e1, 0);  // device 0 is current: recorded on device 1's default stream
-  be().synchronize_event(e1);
-  CHECK(be().event_done(e1));
-  const uint64_t s0 = be().create_stream(0);
+  const uint64_t e1 = be().tools().create_event(1);
+  be().tools().record_event(e1, 0);  // device 0 is current: recorded on device 1's default stream
+  be().tools().synchronize_event(e1);
+  CHECK(be().tools().event_done(e1));
+  const uint64_t s0 = be().tools().create_stream(0);
   EXPECT_ERROR(error_kind::invalid_argument, "belongs to device 0, the event to device 1",
-               be().record_event(e1, s0));
+               be().tools().record_event(e1, s0));
   // Work queued on device 1's default stream (handle 1, cudaStreamLegacy) is waited for by
   // synchronize(1), whatever device is current.
   dev_buffer d1(4096, 1);
@@ -338,17 +338,17 @@ void events_and_default_streams_use_their_device() {
   std::fill(h.begin(), h.end(), std::byte{0x24});
   std::fill(back.begin(), back.end(), std::byte{0});
   be().copy(d1.ptr, h.data(), h.size(), direction::host_to_device, 0);
-  be().record_event(e1, 0);
-  const uint64_t s0b = be().create_stream(0);
-  be().wait_event(s0b, e1);
+  be().tools().record_event(e1, 0);
+  const uint64_t s0b = be().tools().create_stream(0);
+  be().tools().wait_event(s0b, e1);
   CHECK(sim::cudaMemcpyAsync(back.data(), d1.ptr, back.size(), sim::cudaMemcpyDefault,
                              reinterpret_cast<sim::cudaStream_t>(s0b)) == sim::cudaSuccess);
   be().synchronize(s0b);
   CHECK_MSG(back[0] == std::byte{0x24}, "the read did not wait for the other device's event");
-  be().wait_event(0, e1);  // a default-stream handle: the event's device
-  be().destroy_stream(s0b);
-  be().destroy_event(e1);
-  be().destroy_stream(s0);
+  be().tools().wait_event(0, e1);  // a default-stream handle: the event's device
+  be().tools().destroy_stream(s0b);
+  be().tools().destroy_event(e1);
+  be().tools().destroy_stream(s0);
   CHECK(sim::cudaGetLastError() == sim::cudaSuccess);
 }
 
@@ -357,7 +357,7 @@ void events_and_default_streams_use_their_device() {
 void work_on_another_devices_stream_is_joined() {
   fresh();
   dev_buffer d1(800, 1);
-  const uint64_t s0 = be().create_stream(0);
+  const uint64_t s0 = be().tools().create_stream(0);
   std::vector<std::byte> h(800, std::byte{0x11}), back(800, std::byte{0});
   const double two = 2.0;
   // The application's own work on its stream s0 (of device 0), writing device 1's buffer...
@@ -370,7 +370,7 @@ void work_on_another_devices_stream_is_joined() {
   std::memcpy(&got, back.data() + 8 * 49, 8);
   CHECK(got == 2.0);                       // the fill ran after the upload...
   CHECK(back[8 * 50] == std::byte{0x11});  // ...and only where it should
-  be().destroy_stream(s0);
+  be().tools().destroy_stream(s0);
 }
 
 // Review #9: a cross-device copy waited only for the destination device's stream; what the
@@ -410,7 +410,7 @@ void cross_device_copies_wait_for_the_producer() {
   std::memcpy(&last, r.data() + 8 * (n0 * n1 - 1), 8);
   CHECK(last == z);
   // The producer on a non-blocking stream of the source device, the copy ordered on it.
-  const uint64_t p1 = be().create_stream(1);
+  const uint64_t p1 = be().tools().create_stream(1);
   const double w = -1.25;
   const strided_array padded = make(src.ptr, 8, {n0, n1 - 2}, {n1 * 8, 8});  // with gaps: packed
   const strided_array t2 = make(dst.ptr, 8, {n0, n1 - 2}, {8, n0 * 8});
@@ -418,7 +418,7 @@ void cross_device_copies_wait_for_the_producer() {
   be().copy_strided(t2, padded, direction::device_to_device, p1);
   be().synchronize(p1);
   CHECK(count_not(dst.read(), w, n0 * (n1 - 2)) == 0);
-  be().destroy_stream(p1);
+  be().tools().destroy_stream(p1);
   CHECK(ctl::take_memcheck_reports().empty());
 }
 
@@ -505,7 +505,7 @@ void old_and_missing_drivers_are_named() {
   CHECK(why.find("580") != std::string::npos);
   EXPECT_ERROR(error_kind::driver_too_old, "CUDA 12.4",
                (void)be().allocate(64, 0, memory_kind::device, 0));
-  EXPECT_ERROR(error_kind::driver_too_old, "CUDA 12.4", (void)be().create_stream(-1));
+  EXPECT_ERROR(error_kind::driver_too_old, "CUDA 12.4", (void)be().tools().create_stream(-1));
   setenv("GTSTORAGE_SIM_DRIVER_VERSION", "0", 1);
   reload_environment();
   CHECK(be().no_device_kind() == error_kind::no_device);

@@ -195,7 +195,8 @@ void device_minus_one_after_cudaSetDevice(backend& be, const device_properties&)
   if (be.device_count() < 2) throw skip{"needs two GPUs"};
   ok(cudaSetDevice(1), "cudaSetDevice");
   void* p = be.allocate(1024, 256, memory_kind::device, -1);
-  EXPECT(be.query_pointer(p).device_id == 1, "backend: device %d", be.query_pointer(p).device_id);
+  EXPECT(be.tools().query_pointer(p).device_id == 1, "backend: device %d",
+         be.tools().query_pointer(p).device_id);
   be.free(p, memory_kind::device, -1);
   const int64_t shape[1] = {128};
   gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
@@ -319,7 +320,7 @@ int main() {
     return require != nullptr && std::string(require) == "1" ? 1 : 77;
   }
   set_backend("cuda");
-  const device_properties p = be.properties(0);
+  const device_properties p = be.tools().properties(0);
   std::printf("device 0: %s, cc %d.%d, %d SMs, %.1f GiB, %d device(s)\n", p.name.c_str(), p.major,
               p.minor, p.multiprocessors, static_cast<double>(p.total_memory) / 1073741824.0,
               be.device_count());

@@ -79,14 +79,14 @@ void suite_alloc(backend& be) {
     // 24 and 48: not powers of two (GT4Py's rule allows 24 bytes for <f8).
     for (std::size_t align : {std::size_t(0), std::size_t(64), std::size_t(256), std::size_t(4096),
                               std::size_t(1) << 16, std::size_t(24), std::size_t(48)}) {
-      const int64_t before = be.allocated_bytes(k);
+      const int64_t before = be.tools().allocated_bytes(k);
       void* p = be.allocate(1000, align, k, n - 1);
       CHECK(p != nullptr);
       const std::size_t want = align == 0 ? 256 : align;
       CHECK_MSG(reinterpret_cast<uintptr_t>(p) % want == 0, "align %zu kind %d", want,
                 static_cast<int>(k));
-      CHECK(be.allocated_bytes(k) == before + 1000);
-      const pointer_info pi = be.query_pointer(static_cast<std::byte*>(p) + 999);
+      CHECK(be.tools().allocated_bytes(k) == before + 1000);
+      const pointer_info pi = be.tools().query_pointer(static_cast<std::byte*>(p) + 999);
       CHECK(pi.owned);
       CHECK(pi.base == p);
       CHECK(pi.bytes == 1000);
@@ -100,8 +100,8 @@ void suite_alloc(backend& be) {
         CHECK(pi.space == pointer_space::pinned_host);
       }
       be.free(p, k, n - 1);
-      CHECK(be.allocated_bytes(k) == before);
-      CHECK(!be.query_pointer(p).owned);
+      CHECK(be.tools().allocated_bytes(k) == before);
+      CHECK(!be.tools().query_pointer(p).owned);
     }
   }
   // Zero bytes: valid, distinct pointers.
@@ -114,7 +114,7 @@ void suite_alloc(backend& be) {
   be.free(nullptr, memory_kind::device, 0);
   int on_stack = 0;
   be.free(&on_stack, memory_kind::device, 0);
-  const pointer_info host = be.query_pointer(&on_stack);
+  const pointer_info host = be.tools().query_pointer(&on_stack);
   CHECK(!host.owned);
   CHECK(host.space == pointer_space::host);
 
@@ -136,18 +136,18 @@ void suite_alloc(backend& be) {
   // -1 = the current device.
   set_current_device(n - 1);
   void* c = be.allocate(16, 0, memory_kind::device, -1);
-  CHECK(be.query_pointer(c).device_id == n - 1);
+  CHECK(be.tools().query_pointer(c).device_id == n - 1);
   be.free(c, memory_kind::device, -1);
   set_current_device(0);
 
-  const device_properties props = be.properties(0);
+  const device_properties props = be.tools().properties(0);
   CHECK(!props.name.empty());
   CHECK(props.total_memory > 0);
-  EXPECT_ERROR(error_kind::invalid_argument, "device_id", (void)be.properties(n));
+  EXPECT_ERROR(error_kind::invalid_argument, "device_id", (void)be.tools().properties(n));
 }
 
 void suite_copy_1d(backend& be) {
-  const transfer_counters c0 = be.counters();
+  const transfer_counters c0 = be.tools().counters();
   std::vector<unsigned char> src(4096), back(4096, 0);
   for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
   dev_buffer d1(be, 4096), d2(be, 4096);
@@ -158,7 +158,7 @@ void suite_copy_1d(backend& be) {
   CHECK(std::memcmp(src.data(), back.data(), 4096) == 0);
   // Zero bytes moves nothing and counts nothing.
   be.copy(d1.ptr, src.data(), 0, direction::host_to_device, 0);
-  const transfer_counters c1 = be.counters();
+  const transfer_counters c1 = be.tools().counters();
   CHECK(c1.count[0] - c0.count[0] == 1);
   CHECK(c1.bytes[0] - c0.bytes[0] == 4096);
   CHECK(c1.count[1] - c0.count[1] == 1);
@@ -221,8 +221,8 @@ void suite_strided(backend& be, int trials, unsigned seed, int64_t max_extent) {
     dev_buffer d1(be, l1.bytes), d2(be, l2.bytes);
     d1.set_all(0x33);
     d2.set_all(0x44);
-    const uint64_t stream = be.create_stream(0);
-    const transfer_counters c0 = be.counters();
+    const uint64_t stream = be.tools().create_stream(0);
+    const transfer_counters c0 = be.tools().counters();
     be.copy_strided(l1.at(d1.ptr, itemsize), la.at(host_a.data(), itemsize),
                     direction::host_to_device, stream);
     be.copy_strided(l2.at(d2.ptr, itemsize), l1.at(d1.ptr, itemsize), direction::device_to_device,
@@ -230,8 +230,8 @@ void suite_strided(backend& be, int trials, unsigned seed, int64_t max_extent) {
     be.copy_strided(lr.at(host_r.data(), itemsize), l2.at(d2.ptr, itemsize),
                     direction::device_to_host, stream);
     be.synchronize(stream);
-    const transfer_counters c1 = be.counters();
-    be.destroy_stream(stream);
+    const transfer_counters c1 = be.tools().counters();
+    be.tools().destroy_stream(stream);
     const int64_t nb = payload(la, itemsize);
     for (int k = 0; k < 3; ++k) {
       CHECK(c1.count[k] - c0.count[k] == 1);
@@ -314,43 +314,45 @@ void suite_fill(backend& be, int trials, unsigned seed, int64_t max_extent) {
 }
 
 void suite_streams_events(backend& be) {
-  const uint64_t s = be.create_stream(0);
+  const uint64_t s = be.tools().create_stream(0);
   CHECK(s != 0);
-  const uint64_t e0 = be.create_event(0);
-  const uint64_t e1 = be.create_event(0);
-  be.record_event(e0, s);
+  const uint64_t e0 = be.tools().create_event(0);
+  const uint64_t e1 = be.tools().create_event(0);
+  be.tools().record_event(e0, s);
   dev_buffer d(be, 1 << 20);
   std::vector<std::byte> h(1 << 20, std::byte{7});
   be.copy(d.ptr, h.data(), h.size(), direction::host_to_device, s);
-  be.record_event(e1, s);
-  be.wait_event(0, e1);
-  be.synchronize_event(e1);
-  CHECK(be.event_done(e1));
-  CHECK(be.elapsed_ms(e0, e1) >= 0.0f);
+  be.tools().record_event(e1, s);
+  be.tools().wait_event(0, e1);
+  be.tools().synchronize_event(e1);
+  CHECK(be.tools().event_done(e1));
+  CHECK(be.tools().elapsed_ms(e0, e1) >= 0.0f);
   be.synchronize(s);
-  be.synchronize_device(0);
-  be.synchronize_device(-1);
-  be.destroy_event(e0);
-  be.destroy_event(e1);
-  be.destroy_stream(s);
-  be.destroy_stream(s);  // Twice: ignored.
-  be.destroy_stream(0);
-  EXPECT_ERROR(error_kind::invalid_argument, "event", be.record_event(e0, 0));
-  EXPECT_ERROR(error_kind::invalid_argument, "event", be.synchronize_event(e1));
-  EXPECT_ERROR(error_kind::invalid_argument, "device_id", be.create_stream(be.device_count()));
-  EXPECT_ERROR(error_kind::invalid_argument, "device_id", be.create_event(be.device_count()));
+  be.tools().synchronize_device(0);
+  be.tools().synchronize_device(-1);
+  be.tools().destroy_event(e0);
+  be.tools().destroy_event(e1);
+  be.tools().destroy_stream(s);
+  be.tools().destroy_stream(s);  // Twice: ignored.
+  be.tools().destroy_stream(0);
+  EXPECT_ERROR(error_kind::invalid_argument, "event", be.tools().record_event(e0, 0));
+  EXPECT_ERROR(error_kind::invalid_argument, "event", be.tools().synchronize_event(e1));
+  EXPECT_ERROR(error_kind::invalid_argument, "device_id",
+               be.tools().create_stream(be.device_count()));
+  EXPECT_ERROR(error_kind::invalid_argument, "device_id",
+               be.tools().create_event(be.device_count()));
 }
 
 void suite_threads(backend& be) {
-  const int64_t before = be.allocated_bytes(memory_kind::device);
-  const transfer_counters c0 = be.counters();
+  const int64_t before = be.tools().allocated_bytes(memory_kind::device);
+  const transfer_counters c0 = be.tools().counters();
   std::atomic<int> bad{0};
   std::vector<std::thread> threads;
   const int nthreads = 4, iters = 50;
   for (int t = 0; t < nthreads; ++t) {
     threads.emplace_back([&, t] {
       try {
-        const uint64_t s = be.create_stream(t % be.device_count());
+        const uint64_t s = be.tools().create_stream(t % be.device_count());
         std::vector<unsigned char> h(512), r(512);
         for (int i = 0; i < iters; ++i) {
           for (std::size_t k = 0; k < h.size(); ++k) h[k] = static_cast<unsigned char>(t + i + k);
@@ -361,7 +363,7 @@ void suite_threads(backend& be) {
           if (h != r) ++bad;
           be.free(p, memory_kind::device, -1);
         }
-        be.destroy_stream(s);
+        be.tools().destroy_stream(s);
       } catch (...) {
         ++bad;
       }
@@ -369,8 +371,8 @@ void suite_threads(backend& be) {
   }
   for (auto& th : threads) th.join();
   CHECK(bad.load() == 0);
-  CHECK(be.allocated_bytes(memory_kind::device) == before);
-  const transfer_counters c1 = be.counters();
+  CHECK(be.tools().allocated_bytes(memory_kind::device) == before);
+  const transfer_counters c1 = be.tools().counters();
   CHECK(c1.count[0] - c0.count[0] == nthreads * iters);
   CHECK(c1.count[1] - c0.count[1] == nthreads * iters);
 }
@@ -384,8 +386,8 @@ void run_functional_suite(backend& be, int trials, int64_t max_extent) {
   suite_fill(be, trials, 99u, max_extent);
   suite_streams_events(be);
   suite_threads(be);
-  be.reset_counters();
-  const transfer_counters z = be.counters();
+  be.tools().reset_counters();
+  const transfer_counters z = be.tools().counters();
   CHECK(z.count[0] == 0 && z.count[1] == 0 && z.count[2] == 0 && z.bytes[0] == 0);
 }
 
@@ -438,12 +440,12 @@ void emulated_specifics() {
   EXPECT_ERROR(error_kind::invalid_argument, "stream", be.synchronize(12345));
   EXPECT_ERROR(error_kind::invalid_argument, "stream",
                be.copy(d.ptr, h.data(), 8, direction::host_to_device, 777));
-  const uint64_t e = be.create_event(0);
-  const uint64_t f = be.create_event(0);
-  be.record_event(e, 0);
-  EXPECT_ERROR(error_kind::device, "cudaEventElapsedTime", (void)be.elapsed_ms(e, f));
-  be.destroy_event(e);
-  be.destroy_event(f);
+  const uint64_t e = be.tools().create_event(0);
+  const uint64_t f = be.tools().create_event(0);
+  be.tools().record_event(e, 0);
+  EXPECT_ERROR(error_kind::device, "cudaEventElapsedTime", (void)be.tools().elapsed_ms(e, f));
+  be.tools().destroy_event(e);
+  be.tools().destroy_event(f);
   // Misaligned (odd) element addresses: the plan narrows its unit, as on a GPU.
   {
     std::vector<std::byte> hsrc(64), hdst(64, std::byte{0});
@@ -471,7 +473,7 @@ void emulated_specifics() {
   CHECK(be.device_count() == 0);
   CHECK(be.no_device_reason().find("0 devices") != std::string::npos);
   EXPECT_ERROR(error_kind::no_device, "0 devices", be.allocate(8, 0, memory_kind::device, 0));
-  EXPECT_ERROR(error_kind::no_device, "0 devices", be.create_stream(0));
+  EXPECT_ERROR(error_kind::no_device, "0 devices", be.tools().create_stream(0));
   EXPECT_ERROR(error_kind::no_device, "0 devices", (void)be.current_device());
   set_emulated_device_count(2);
   // GTSTORAGE_EMULATED_DEVICES: a count, or an error naming the bad value.
@@ -534,10 +536,10 @@ void registry_tests() {
   CHECK(active_name() == "none");
   CHECK(none.device_count() == 0);
   CHECK(none.dl_device_type(memory_kind::device) == dl::cpu);
-  CHECK(!none.query_pointer(&none).owned);
+  CHECK(!none.tools().query_pointer(&none).owned);
   none.free(nullptr, memory_kind::device, 0);
-  none.destroy_stream(1);
-  none.destroy_event(1);
+  none.tools().destroy_stream(1);
+  none.tools().destroy_event(1);
   EXPECT_ERROR(error_kind::no_device, "'none' was selected",
                none.allocate(8, 0, memory_kind::device, 0));
   EXPECT_ERROR(error_kind::no_device, "'none'", none.allocate(8, 0, memory_kind::pinned_host, -1));
@@ -548,16 +550,16 @@ void registry_tests() {
                none.copy_strided(a, a, direction::host_to_device, 0));
   EXPECT_ERROR(error_kind::no_device, nullptr, none.fill(a, &a, 0));
   EXPECT_ERROR(error_kind::no_device, nullptr, none.synchronize(0));
-  EXPECT_ERROR(error_kind::no_device, nullptr, none.synchronize_device(0));
+  EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().synchronize_device(0));
   EXPECT_ERROR(error_kind::no_device, nullptr, none.prefetch(&a, 1, 0, 0));
-  EXPECT_ERROR(error_kind::no_device, nullptr, (void)none.properties(0));
-  EXPECT_ERROR(error_kind::no_device, nullptr, none.create_stream(0));
-  EXPECT_ERROR(error_kind::no_device, nullptr, none.create_event(0));
-  EXPECT_ERROR(error_kind::no_device, nullptr, none.record_event(1, 0));
-  EXPECT_ERROR(error_kind::no_device, nullptr, none.wait_event(0, 1));
-  EXPECT_ERROR(error_kind::no_device, nullptr, none.synchronize_event(1));
-  EXPECT_ERROR(error_kind::no_device, nullptr, (void)none.event_done(1));
-  EXPECT_ERROR(error_kind::no_device, nullptr, (void)none.elapsed_ms(1, 2));
+  EXPECT_ERROR(error_kind::no_device, nullptr, (void)none.tools().properties(0));
+  EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().create_stream(0));
+  EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().create_event(0));
+  EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().record_event(1, 0));
+  EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().wait_event(0, 1));
+  EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().synchronize_event(1));
+  EXPECT_ERROR(error_kind::no_device, nullptr, (void)none.tools().event_done(1));
+  EXPECT_ERROR(error_kind::no_device, nullptr, (void)none.tools().elapsed_ms(1, 2));
   EXPECT_ERROR(error_kind::no_device, nullptr, set_current_device(0));
 
   // "auto": a GPU backend with devices, else "none" whose reason says what was tried.
@@ -670,19 +672,19 @@ void gpu_backend_tests(const char* name) {
     EXPECT_ERROR(kind, nullptr, be.copy_strided(a, a, direction::host_to_device, 0));
     EXPECT_ERROR(kind, nullptr, be.fill(a, &x, 0));
     EXPECT_ERROR(kind, nullptr, be.synchronize(0));
-    EXPECT_ERROR(kind, nullptr, be.synchronize_device(0));
+    EXPECT_ERROR(kind, nullptr, be.tools().synchronize_device(0));
     EXPECT_ERROR(kind, nullptr, be.prefetch(&x, 4, 0, 0));
-    EXPECT_ERROR(kind, nullptr, (void)be.properties(0));
-    EXPECT_ERROR(kind, nullptr, be.create_stream(0));
-    EXPECT_ERROR(kind, nullptr, be.create_event(-1));
-    EXPECT_ERROR(kind, nullptr, be.record_event(1, 0));
-    EXPECT_ERROR(kind, nullptr, (void)be.elapsed_ms(1, 2));
+    EXPECT_ERROR(kind, nullptr, (void)be.tools().properties(0));
+    EXPECT_ERROR(kind, nullptr, be.tools().create_stream(0));
+    EXPECT_ERROR(kind, nullptr, be.tools().create_event(-1));
+    EXPECT_ERROR(kind, nullptr, be.tools().record_event(1, 0));
+    EXPECT_ERROR(kind, nullptr, (void)be.tools().elapsed_ms(1, 2));
     // Harmless calls stay harmless.
     be.free(nullptr, memory_kind::device, 0);
     be.free(&x, memory_kind::device, 0);
-    be.destroy_stream(0);
-    be.destroy_event(0);
-    const pointer_info pi = be.query_pointer(&x);
+    be.tools().destroy_stream(0);
+    be.tools().destroy_event(0);
+    const pointer_info pi = be.tools().query_pointer(&x);
     CHECK(!pi.owned && pi.space == pointer_space::host);
     // Selecting it explicitly works; device requests then report no_device.
     set_backend(name);
@@ -696,7 +698,7 @@ void gpu_backend_tests(const char* name) {
     return;  // this run only checks the environment's backend selection
   }
   std::printf("%s: %d device(s), device 0 = %s: running the functional suite\n", name, n,
-              be.properties(0).name.c_str());
+              be.tools().properties(0).name.c_str());
   set_backend(name);
   // Larger extents than on the emulated device so the row and transpose kernels run.
   // GTSTORAGE_GPU_TRIALS shortens it (tools/gpu-check.sh under compute-sanitizer).
