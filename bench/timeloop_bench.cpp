@@ -12,7 +12,9 @@
 // against each (LD_LIBRARY_PATH / LD_PRELOAD), alternating, and compare the medians.
 //
 //   gtstorage-bench-timeloop [--json-only] [--reps N] [--steps N] [--temporaries N]
+//                            [--grid NIxNJxNK]... (halo 3 in I and J; default: 8x8x8 to 64x64x64)
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <ctime>
 #include <string>
@@ -30,13 +32,14 @@ struct options {
   int steps = 0;  // 0: chosen per grid so that a round takes a few milliseconds at least
   int temporaries = 6;
   bool json_only = false;
+  std::vector<std::array<int64_t, 3>> grids;  // --grid; none given: the default set
 };
 
 [[noreturn]] void usage_error(const char* why) {
   std::fprintf(stderr,
                "gtstorage-bench-timeloop: %s\n"
                "usage: gtstorage-bench-timeloop [--json-only] [--reps N] [--steps N] "
-               "[--temporaries N]\n",
+               "[--temporaries N] [--grid NIxNJxNK]...\n",
                why);
   std::exit(2);
 }
@@ -58,6 +61,14 @@ options parse_args(int argc, char** argv) {
       o.reps = positive(argv[++i], 1000, "--reps must be an integer in 1..1000");
     } else if (a == "--steps" && i + 1 < argc) {
       o.steps = positive(argv[++i], 1000000, "--steps must be an integer in 1..1000000");
+    } else if (a == "--grid" && i + 1 < argc) {
+      long long x = 0, y = 0, z = 0;
+      char tail = 0;
+      if (std::sscanf(argv[++i], "%lldx%lldx%lld%c", &x, &y, &z, &tail) != 3 || x < 1 || y < 1 ||
+          z < 1 || x > 4096 || y > 4096 || z > 4096) {
+        usage_error("--grid must be NIxNJxNK with extents in 1..4096");
+      }
+      o.grids.push_back({x, y, z});
     } else if (a == "--temporaries" && i + 1 < argc) {
       o.temporaries = positive(argv[++i], 64, "--temporaries must be an integer in 1..64");
     } else {
@@ -210,7 +221,11 @@ int main(int argc, char** argv) {
   const options opt = parse_args(argc, argv);
   // From a blocked model's tile (a few KiB per temporary, where a create's overhead is most of
   // the step) to a subdomain (MiBs, where the stencil's memory traffic is).
-  const std::vector<grid> grids = {{8, 8, 8, 3}, {16, 16, 16, 3}, {32, 32, 32, 3}, {64, 64, 64, 3}};
+  std::vector<grid> grids = {{8, 8, 8, 3}, {16, 16, 16, 3}, {32, 32, 32, 3}, {64, 64, 64, 3}};
+  if (!opt.grids.empty()) {
+    grids.clear();
+    for (const auto& g : opt.grids) grids.push_back({g[0], g[1], g[2], 3});
+  }
   std::string cases = "[";
   json_object out;
   out.string("benchmark", "gtstorage-bench-timeloop");
