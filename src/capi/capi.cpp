@@ -1,6 +1,7 @@
-// Every exported gtstorage_* entry point except the error/status functions (boundary.cpp) and
-// the DLPack ones (capi_dlpack.cpp). Each one: check the C arguments, translate public enum
-// values (enums.hpp), call into the storage layer inside guarded(), and copy results out.
+// Every exported gtstorage_* entry point except the error/status functions (boundary.cpp), the
+// sync ones (capi_sync.cpp) and the DLPack ones (capi_dlpack.cpp). Each one: check the C arguments,
+// translate public enum values (enums.hpp), call into the storage layer inside guarded(), and copy
+// results out.
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "capi/boundary.hpp"
+#include "capi/entry_checks.hpp"
 #include "capi/enums.hpp"
 #include "capi/handle_table.hpp"
 #include "capi/interface.hpp"
@@ -21,21 +23,24 @@
 
 using gts::capi::guarded;
 
-namespace {
+namespace gts::capi {
 
-gts::handle_table& table() {
-  return gts::handle_table::instance();
-}
-
-// The argument checks run on every call, the query paths included: the test is inline and the
-// failure, which formats a message, is out of line.
-[[noreturn]] __attribute__((cold, noinline)) void fail_null(const char* name) {
+void fail_null(const char* name) {
   gts::fail_arg(name, "must not be NULL");
 }
 
-[[noreturn]] __attribute__((cold, noinline)) void fail_side(int32_t side) {
+void fail_side(int32_t side) {
   gts::fail_arg("side", std::to_string(side) + " is not GTSTORAGE_SIDE_HOST (0) or _DEVICE (1)");
 }
+
+}  // namespace gts::capi
+
+namespace {
+
+using gts::capi::check_out;
+using gts::capi::check_side;
+using gts::capi::check_stream;
+using gts::capi::table;
 
 // The struct-size contract (boundary.hpp): every size a struct had in a released version is
 // accepted; inputs are read and outputs written only up to the caller's struct_size.
@@ -109,17 +114,6 @@ void check_bytes(int64_t value, const char* name) {
   if (value < 0) gts::fail_arg(name, std::to_string(value) + " is negative");
 }
 
-template <class T>
-inline void check_out(const T* p, const char* name) {
-  if (__builtin_expect(p == nullptr, 0)) fail_null(name);
-}
-
-inline void check_side(int32_t side) {
-  if (__builtin_expect(side != GTSTORAGE_SIDE_HOST && side != GTSTORAGE_SIDE_DEVICE, 0)) {
-    fail_side(side);
-  }
-}
-
 void fill_plan_request(const gtstorage_create_options* o, gts::plan_request& r) {
   r.ndim = count_arg(o->ndim, "ndim");
   r.shape = o->shape;
@@ -146,64 +140,6 @@ gts::strided_array array_of(const gtstorage_array* a, gts::dtype fallback, const
   const std::string prefix = std::string(name) + ".";  // messages name "src.shape" etc.
   return gts::caller_array(a->data, count_arg(a->ndim, prefix + "ndim"), a->shape, a->strides,
                            a->dtype, fallback, prefix.c_str());
-}
-
-// A stream argument the backend of @p s knows to be dead (destroyed, or never created) is
-// refused before anything is queued on it. Only the emulated device can tell; on a real runtime
-// a dead stream stays the caller's error (gtstorage_set_stream()).
-void check_stream(const gts::storage& s, uint64_t stream) {
-  const gts::device::backend* be = s.buffers->backend;
-  if (__builtin_expect(stream != 0 && be != nullptr, 0) && be->tools().stream_known_dead(stream)) {
-    char text[32];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(stream));
-    gts::fail_arg("stream", std::string(text) + " is not a live stream of the '" + be->name() +
-                                "' device backend (destroyed, or never created)");
-  }
-}
-
-// The arguments every sync verb checks: @p flags (FORCE only) and @p stream (0: the storage's
-// own stream, else a stream the backend does not know to be dead).
-struct sync_call {
-  gts::buffer_set& buffers;
-  bool force;
-  uint64_t stream;
-};
-sync_call sync_args(const gts::storage& s, uint32_t flags, uint64_t stream) {
-  if ((flags & ~uint32_t(GTSTORAGE_SYNC_FLAG_FORCE)) != 0) {
-    gts::fail_arg("flags",
-                  std::to_string(flags) + " has bits other than GTSTORAGE_SYNC_FLAG_FORCE");
-  }
-  check_stream(s, stream);
-  return {*s.buffers, (flags & GTSTORAGE_SYNC_FLAG_FORCE) != 0, stream != 0 ? stream : s.stream};
-}
-
-// gtstorage_sync(_async)'s op numbers (deprecated) onto the verbs of the buffer set.
-void apply_sync_op(const gts::storage& s, int32_t op, uint32_t flags, uint64_t stream, bool wait) {
-  const sync_call c = sync_args(s, flags, stream);
-  switch (op) {
-    case GTSTORAGE_SYNC_HOST_TO_DEVICE:
-      return c.buffers.sync_to(gts::side::device, c.force, c.stream, wait);
-    case GTSTORAGE_SYNC_DEVICE_TO_HOST:
-      return c.buffers.sync_to(gts::side::host, c.force, c.stream, wait);
-    case GTSTORAGE_SYNC_SYNCHRONIZE:
-      return c.buffers.synchronize(c.stream, wait);
-    case GTSTORAGE_SYNC_SET_HOST_MODIFIED:
-    case GTSTORAGE_SYNC_TOUCH_HOST:
-      return c.buffers.modify(gts::side::host, c.force, c.stream, wait);
-    case GTSTORAGE_SYNC_SET_DEVICE_MODIFIED:
-    case GTSTORAGE_SYNC_TOUCH_DEVICE:
-      return c.buffers.modify(gts::side::device, c.force, c.stream, wait);
-    case GTSTORAGE_SYNC_SET_SYNCHRONIZED:
-      return c.buffers.mark_synchronized(c.stream, wait);
-    case GTSTORAGE_SYNC_ACQUIRE_HOST:
-      return c.buffers.acquire(gts::side::host, c.force, c.stream, wait);
-    case GTSTORAGE_SYNC_ACQUIRE_DEVICE:
-      return c.buffers.acquire(gts::side::device, c.force, c.stream, wait);
-    case GTSTORAGE_SYNC_WAIT_STREAM:
-      return c.buffers.wait(c.stream);
-    default:
-      gts::capi::fail_enum("op", op, "a gtstorage_sync_op (1 … 11)");
-  }
 }
 
 void copy_name(char* dst, size_t size, const char* src) {
@@ -278,8 +214,7 @@ int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* 
     const auto* const opts = read_in(options, "options", local, create_defaults);
     check_out(out, "out");
     gts::create_request req;
-    fill_plan_request(opts,
-                      req.plan);  // in place: a struct copy here stalled on store forwarding
+    fill_plan_request(opts, req.plan);
     req.device = gts::capi::device_choice_of(opts->device);
     req.managed = gts::capi::managed_of(opts->managed);
     req.host_memory = gts::capi::host_memory_of(opts->host_memory);
@@ -292,14 +227,11 @@ int gtstorage_create(const gtstorage_create_options* options, gtstorage_handle* 
                     std::to_string(opts->pool) + " is not a gtstorage_pool_use (0 default, 1 off)");
     }
     req.pooled = opts->pool == GTSTORAGE_POOL_DEFAULT;
+    gts::strided_array source;
     if (opts->init == GTSTORAGE_INIT_COPY && opts->source != nullptr) {
-      // The source's dtype defaults to the storage's. (Only built when needed: it is 300 bytes
-      // to clear on the fast path.)
-      const gts::strided_array source =
-          array_of(opts->source, gts::parse_dtype(opts->dtype), "source");
+      // The source's dtype defaults to the storage's.
+      source = array_of(opts->source, gts::parse_dtype(opts->dtype), "source");
       req.source = &source;
-      *out = table().insert(gts::storage::create(req));
-      return;
     }
     *out = table().insert(gts::storage::create(req));
   });
@@ -569,97 +501,6 @@ int gtstorage_fill_double(gtstorage_handle handle, double value) {
   });
 }
 
-int gtstorage_sync(gtstorage_handle handle, int32_t op, uint32_t flags) {
-  return guarded([&] { apply_sync_op(table().get(handle), op, flags, 0, true); });
-}
-
-int gtstorage_sync_async(gtstorage_handle handle, int32_t op, uint32_t flags, uint64_t stream) {
-  return guarded([&] { apply_sync_op(table().get(handle), op, flags, stream, false); });
-}
-
-int gtstorage_get_sync_state(gtstorage_handle handle, int32_t* out_state) {
-  return guarded([&] {
-    check_out(out_state, "out_state");
-    *out_state = gts::capi::to_c(table().get(handle).buffers->state());
-  });
-}
-
-int gtstorage_sync_to(gtstorage_handle handle, int32_t side, uint32_t flags) {
-  return guarded([&] {
-    check_side(side);
-    const sync_call c = sync_args(table().get(handle), flags, 0);
-    c.buffers.sync_to(gts::capi::side_of(side), c.force, c.stream, true);
-  });
-}
-
-int gtstorage_sync_to_async(gtstorage_handle handle, int32_t side, uint32_t flags,
-                            uint64_t stream) {
-  return guarded([&] {
-    check_side(side);
-    const sync_call c = sync_args(table().get(handle), flags, stream);
-    c.buffers.sync_to(gts::capi::side_of(side), c.force, c.stream, false);
-  });
-}
-
-int gtstorage_modify(gtstorage_handle handle, int32_t side, uint32_t flags) {
-  return guarded([&] {
-    check_side(side);
-    const sync_call c = sync_args(table().get(handle), flags, 0);
-    c.buffers.modify(gts::capi::side_of(side), c.force, c.stream, true);
-  });
-}
-
-int gtstorage_need_sync(gtstorage_handle handle, int32_t side, int32_t* out_need) {
-  return guarded([&] {
-    check_out(out_need, "out_need");
-    check_side(side);
-    const gts::sync_state st = table().get(handle).buffers->state();
-    const gts::sync_state other_dirty =
-        side == GTSTORAGE_SIDE_HOST ? gts::sync_state::device_dirty : gts::sync_state::host_dirty;
-    *out_need = st == other_dirty ? 1 : 0;
-  });
-}
-
-int gtstorage_mark_synchronized(gtstorage_handle handle) {
-  return guarded([&] {
-    const sync_call c = sync_args(table().get(handle), 0, 0);
-    c.buffers.mark_synchronized(c.stream, true);
-  });
-}
-
-int gtstorage_wait_stream(gtstorage_handle handle, uint64_t stream) {
-  return guarded([&] {
-    const sync_call c = sync_args(table().get(handle), 0, stream);
-    c.buffers.wait(c.stream);
-  });
-}
-
-int gtstorage_acquire(gtstorage_handle handle, int32_t side) {
-  return guarded([&] {
-    check_side(side);
-    const sync_call c = sync_args(table().get(handle), 0, 0);
-    c.buffers.acquire(gts::capi::side_of(side), false, c.stream, true);
-  });
-}
-
-// GDP-3's touch is modify under another name (TOUCH_* are SET_*_MODIFIED).
-int gtstorage_touch(gtstorage_handle handle, int32_t side) {
-  return guarded([&] {
-    check_side(side);
-    const sync_call c = sync_args(table().get(handle), 0, 0);
-    c.buffers.modify(gts::capi::side_of(side), false, c.stream, true);
-  });
-}
-
-int gtstorage_set_stream(gtstorage_handle handle, uint64_t stream) {
-  return guarded([&] {
-    gts::storage& st = table().get(handle);
-    check_stream(st, stream);
-    if (st.stream != stream) st.buffers->leave_stream(st.stream);
-    st.stream = stream;
-  });
-}
-
 int gtstorage_device_count(int32_t* out_count) {
   return guarded([&] {
     check_out(out_count, "out_count");
@@ -737,9 +578,8 @@ int gtstorage_get_stats(gtstorage_stats* out) {
     const gts::global_stats& s = gts::stats();
     gtstorage_stats full{};
     full.live_handles = table().live();
-    const gts::kept_counts kept = gts::kept_totals();
-    full.live_buffers = s.live_buffers.load() - kept.buffers;
-    full.host_bytes = s.host_bytes.load() - kept.host_bytes;
+    full.live_buffers = s.live_buffers.load();
+    full.host_bytes = s.host_bytes.load();
     full.device_bytes = s.device_bytes.load();
     full.h2d_count = s.transfers.h2d_count.load();
     full.h2d_bytes = s.transfers.h2d_bytes.load();

@@ -84,9 +84,10 @@ void release_block(const host_block& block) noexcept;
 void give_back(const host_block& block) noexcept;
 
 // One small block per thread is kept when it is freed and handed out again to the next request
-// of the same size and alignment on that thread. Models allocate the same small shapes over and
-// over; a block above glibc's thread cache (1 KiB) cost as much to allocate and free as the rest
-// of a small create. Not under AddressSanitizer, which would then miss a use after free.
+// of the same size and alignment on that thread, past the pool and its lock: a model's time loop
+// creates and releases the same small temporaries over and over. The one create-path cache kept
+// besides the plan memo and the pools, for the figure of docs/architecture.md ("The path of one
+// call"). Not under AddressSanitizer, which would then miss a use after free.
 #if defined(__SANITIZE_ADDRESS__)
 #define GTS_PARK_BLOCKS 0
 #elif defined(__has_feature)
@@ -100,21 +101,12 @@ void give_back(const host_block& block) noexcept;
 
 constexpr std::size_t park_limit = std::size_t(64) << 10;
 
-// Small objects of the library itself (allocate_object): the few kept per thread, by size.
-constexpr int object_slots = 4;
-struct kept_object {
-  void* ptr = nullptr;
-  std::size_t bytes = 0;
-};
-
 // Trivially destructible, so that an access is one TLS address computation (no guard); the
 // thread-exit cleanup is the reaper below, constructed on the first park of each thread.
 struct parked_block {
   host_block block{};       // ptr == nullptr: none parked
   bool reaper_set = false;  // this thread's reaper is registered
   bool dead = false;        // the reaper ran (thread exit): free directly from now on
-  kept_object objects[object_slots];
-  int next_evicted = 0;  // objects[] slot freed next when all are taken
 };
 
 #if GTS_PARK_BLOCKS
@@ -129,10 +121,6 @@ struct parked_reaper {
     p.dead = true;
     if (p.block.ptr != nullptr) give_back(p.block);
     p.block.ptr = nullptr;
-    for (kept_object& o : p.objects) {
-      ::operator delete(o.ptr);
-      o.ptr = nullptr;
-    }
   }
 };
 thread_local parked_reaper reaper;
@@ -217,9 +205,8 @@ __attribute__((noinline)) host_block allocate_new(std::size_t bytes, std::size_t
   if (align == alignof(std::max_align_t)) {
     block.ptr = ::operator new(request, std::nothrow);
   } else if (align <= header_align_limit) {
-    // Over-allocate and keep the raw pointer just below the aligned one: 15-25 ns per
-    // allocate+free where the aligned operator new (glibc memalign) measured 60-170 ns, which
-    // alone would eat the small create+release budget.
+    // Over-allocate and keep the raw pointer just below the aligned one: the aligned operator
+    // new (glibc's memalign) is several times slower for small blocks.
     void* raw = ::operator new(request + align + sizeof(void*), std::nothrow);
     if (raw != nullptr) {
       const uintptr_t aligned =
@@ -358,48 +345,5 @@ void release_block(const host_block& block) noexcept {
 }
 
 }  // namespace
-
-void* allocate_object(std::size_t bytes) {
-#if GTS_PARK_BLOCKS
-  parked_block& p = tls_ref(parked);
-  for (kept_object& o : p.objects) {
-    if (o.bytes == bytes && o.ptr != nullptr) {
-      void* const ptr = o.ptr;
-      o.ptr = nullptr;
-      return ptr;
-    }
-  }
-#endif
-  return ::operator new(bytes);
-}
-
-void free_object(void* ptr, std::size_t bytes) noexcept {
-#if GTS_PARK_BLOCKS
-  parked_block& p = tls_ref(parked);
-  if (!p.dead) {
-    if (!p.reaper_set) register_reaper(p);
-    // An empty slot, else the one kept longest (objects of several sizes take turns, so a
-    // create + release loop finds both of its objects whatever was freed before it).
-    kept_object* slot = nullptr;
-    for (kept_object& o : p.objects) {
-      if (o.ptr == nullptr) {
-        slot = &o;
-        break;
-      }
-    }
-    if (slot == nullptr) {
-      slot = &p.objects[p.next_evicted];
-      p.next_evicted = (p.next_evicted + 1) % object_slots;
-      ::operator delete(slot->ptr);
-    }
-    slot->ptr = ptr;
-    slot->bytes = bytes;
-    return;
-  }
-#else
-  (void)bytes;
-#endif
-  ::operator delete(ptr);
-}
 
 }  // namespace gts

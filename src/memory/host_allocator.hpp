@@ -1,6 +1,6 @@
 // Host memory for storages. Small blocks come from aligned operator new; blocks of 2 MiB and more
-// are mmap'ed, 2 MiB-aligned and advised for transparent huge pages (a fresh first touch of a
-// huge-page mapping measured 6x faster than 4 KiB pages), and are known to be zero on arrival so
+// are mmap'ed, 2 MiB-aligned and advised for transparent huge pages (a first touch of fresh memory
+// then faults once per 2 MiB instead of once per 4 KiB), and are known to be zero on arrival so
 // zeros() needs no fill pass.
 #pragma once
 
@@ -22,41 +22,14 @@ struct host_block {
 };
 
 /// Allocates @p bytes at an address that is a multiple of @p alignment (any positive value; one
-/// that is not a power of two costs alignment - 1 extra bytes). With @p pooled, a block released
-/// earlier is reused when one fits (host_pool()), and the block returns there when freed.
+/// that is not a power of two costs alignment - 1 extra bytes): this thread's parked block when
+/// it is the last small block freed here with that size and alignment, else with @p pooled a
+/// block released earlier when one fits (host_pool()), which returns there when freed.
 /// Throws gts::error (out_of_memory) on failure, naming the size.
 host_block allocate_host(std::size_t bytes, std::size_t alignment, bool pooled = true);
 
 /// Frees a block from allocate_host(); a default-constructed block is ignored.
 void free_host(const host_block& block) noexcept;
-
-/// Memory for the library's own small objects (storages, buffer sets): a few freed objects are
-/// kept per thread and handed out again to a request of the same size on that thread, since a
-/// small create + release spent a third of its instructions in malloc and free of its two
-/// objects. Not under AddressSanitizer (a use after free must still be caught there).
-/// allocate_object throws std::bad_alloc as operator new does.
-void* allocate_object(std::size_t bytes);
-/// Frees memory from allocate_object() of @p bytes.
-void free_object(void* ptr, std::size_t bytes) noexcept;
-
-/// Standard allocator over allocate_object (for std::allocate_shared).
-template <class T>
-struct object_allocator {
-  using value_type = T;
-  object_allocator() = default;
-  template <class U>
-  explicit object_allocator(const object_allocator<U>& /*other*/) noexcept {}
-  T* allocate(std::size_t n) { return static_cast<T*>(allocate_object(n * sizeof(T))); }
-  void deallocate(T* p, std::size_t n) noexcept { free_object(p, n * sizeof(T)); }
-  template <class U>
-  bool operator==(const object_allocator<U>& /*other*/) const noexcept {
-    return true;
-  }
-  template <class U>
-  bool operator!=(const object_allocator<U>& /*other*/) const noexcept {
-    return false;
-  }
-};
 
 class block_cache;
 /// The cache of released pageable host blocks (limit: GTSTORAGE_POOL_LIMIT, default 1/8 of RAM).

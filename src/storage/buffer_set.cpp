@@ -116,13 +116,6 @@ void buffer_set::leave_stream(uint64_t stream) noexcept {
   }
 }
 
-void buffer_set::prepare_reuse() {
-  for (auto* c :
-       {&transfers.h2d_count, &transfers.h2d_bytes, &transfers.d2h_count, &transfers.d2h_bytes}) {
-    c->store(0, std::memory_order_relaxed);
-  }
-}
-
 // Backend-owned device memory goes back to the device's stream-ordered pool (or to the runtime)
 // on default_stream, the stream it was allocated on. Work the application queued on the other
 // streams its handles used may still use it: default_stream waits for the events those handles

@@ -132,9 +132,6 @@ class buffer_set {
   /// (where no event can be recorded, e.g. a stream of another device, the host waits for the
   /// stream now).
   void leave_stream(uint64_t stream) noexcept;
-  /// Forgets what a host-only set kept from its last user (transfer counts) before
-  /// storage::create hands it out again.
-  void prepare_reuse();
 
  private:
   void copy_side(side to, uint64_t stream);  // requires lock

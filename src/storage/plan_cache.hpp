@@ -19,13 +19,10 @@ namespace gts {
 const allocation_plan& cached_plan(const plan_request& request);
 
 /// Room kept with a memoized plan for the geometry storage::create derives from it for a storage
-/// with only a host side, so that creating the same shape again copies it (a small create spent
-/// a third of its instructions deriving it). Emptied when the memo reuses the entry.
+/// with only a host side, so that creating the same shape again copies it instead of deriving it
+/// again. Emptied when the memo reuses the entry.
 struct host_geometry_slot {
   bool valid = false;
-  /// Process-wide unique id of the geometry, given when it is filled (storage::retire keeps
-  /// released storages by it).
-  uint64_t id = 0;
   // A union so that the memo keeps constant initialization (view_geometry leaves its arrays
   // uninitialized); constructed by placement new when filled. Trivially destructible.
   union geometry_storage {

@@ -38,12 +38,4 @@ struct global_stats {
 
 global_stats& stats();
 
-/// What live_buffers and host_bytes of stats() include for the storages kept for reuse
-/// (storage::retire) on all threads: they are not live, and gtstorage_get_stats subtracts this.
-struct kept_counts {
-  int64_t buffers = 0;
-  int64_t host_bytes = 0;
-};
-kept_counts kept_totals();
-
 }  // namespace gts

@@ -65,23 +65,6 @@ class storage : public view_geometry {
  public:
   std::shared_ptr<buffer_set> buffers;
 
-  /// Whether a storage may be kept for reuse when released (see retire()): the id of the
-  /// memoized plan geometry it was created from, 0 if none. A copy (a view) never inherits it.
-  struct recycle_tag {
-    uint64_t id = 0;
-    recycle_tag() = default;
-    recycle_tag(const recycle_tag& /*other*/) noexcept {}
-    recycle_tag& operator=(const recycle_tag& other) noexcept {
-      if (this != &other) id = 0;
-      return *this;
-    }
-    ~recycle_tag() = default;
-  } recycle;
-
-  // Every create, view and release makes or frees one: the memory is recycled per thread.
-  static void* operator new(std::size_t bytes) { return allocate_object(bytes); }
-  static void operator delete(void* p, std::size_t bytes) noexcept { free_object(p, bytes); }
-
   /// Recomputes the derived fields of the geometry; @p planned, when given, is the
   /// layout the storage was created with (used instead of ranking the strides).
   void finalize(const layout_map* planned = nullptr);
@@ -91,8 +74,7 @@ class storage : public view_geometry {
   [[nodiscard]] int64_t size() const;
 
   static std::unique_ptr<storage> create(const create_request& req);
-  /// Destroys @p s (its handle's last reference is gone), or keeps it for the next create of
-  /// the same plan on this thread: a small host storage whose memory no view shares.
+  /// Destroys @p s (its handle's last reference is gone) once its handle has left its stream.
   static void retire(storage* s) noexcept;
   static std::unique_ptr<storage> wrap(const wrap_request& req);
   [[nodiscard]] std::unique_ptr<storage> slice(const slice_range* ranges, int n) const;

@@ -13,8 +13,7 @@ namespace gts {
 // Trivially copyable, so that a create of a shape planned before copies the geometry derived
 // from its plan the first time (plan_cache.hpp) instead of deriving it again. Per-dimension
 // arrays hold meaningful values for [0, ndim) only and are deliberately left uninitialized
-// beyond: a view is made on every create and slice, and clearing its ~1 KiB of arrays was a
-// measurable part of a small create + release.
+// beyond: a view is made on every create and slice, and nothing reads past ndim.
 struct view_geometry {
   int ndim = 0;
   dtype type{};
@@ -27,10 +26,8 @@ struct view_geometry {
   bool readonly = false;
   uint64_t stream = 0;
 
-  // Derived once per view by storage::finalize(), so descriptor queries only copy (they run in
-  // ~10 ns).
-  /// Per side: rank of each dim by |stride|. Ranks are < 16: a byte keeps the whole storage under
-  /// glibc's 1 KiB thread-cache limit.
+  // Derived once per view by storage::finalize(), so descriptor queries only copy.
+  /// Per side: rank of each dim by |stride| (ranks are < 16, so a byte holds one).
   std::array<std::array<uint8_t, max_ndim>, 2> layouts;
   std::array<bool, 2> c_contiguous{};  ///< Per side.
   int64_t nbytes = 0;                  ///< product(shape) * itemsize.
