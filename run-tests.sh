@@ -13,10 +13,10 @@
 #      normal suite runs every count)
 #   3. the Python binding's tests (tests/python/run.sh, when present: the wheel built from the
 #      repository root, installed into a NumPy 2.x venv and a Debian NumPy 1.24 venv), then the
-#      GT4Py integration test (tests/gt4py/run.sh: real gt4py==1.2.3 stencils on gtstorage
+#      GT4Py integration test (tests/integration/gt4py/run.sh: real gt4py==1.2.3 stencils on gtstorage
 #      fields, in a Python 3.12 venv cached in the build directory; skipped with a "SKIPPED:"
 #      line without Python 3.12 or network)
-#   3b. libgtstorage_python's tests (tests/bridge/run.sh: C and Fortran programs, the mini-model
+#   3b. libgtstorage_python's tests (tests/integration/bridge/run.sh: C and Fortran programs, the mini-model
 #      on 1 and 4 MPI processes, embedding the Python 3.12 of the GT4Py venv of step 3, which
 #      they need; CTest label "bridge", which the CTest runs of steps 1 and 2 skip)
 #   4. HIP backend build (Debian's hipcc) and the device tests against it
@@ -24,7 +24,7 @@
 #      CUDA runtime (ctest -L emulated)
 #   6. clang-tidy on src/ (tools/run-clang-tidy.sh, the checks of .clang-tidy, zero findings);
 #      the clang-format check is the CTest test lint.format of step 1
-#   7. the libFuzzer target over the C ABI (tools/fuzz.sh: tests/fuzz/fuzz_capi.cpp built with
+#   7. the libFuzzer target over the C ABI (tools/fuzz.sh: tests/cpp/fuzz/fuzz_capi.cpp built with
 #      clang, coverage + ASan + UBSan, on the host and the emulated device): the seed corpus and
 #      every regression input replayed, then GTSTORAGE_FUZZ_SECONDS (default 120) of fuzzing
 # Every step runs even if an earlier one failed; the exit status is non-zero if any failed.
@@ -142,12 +142,12 @@ python_tests() {
 
 bridge_tests() {
   run_logged "libgtstorage_python tests" env JOBS="$GTS_JOBS" \
-    bash "$GTS_REPO/tests/bridge/run.sh" "$GTS_BUILD"
+    bash "$GTS_REPO/tests/integration/bridge/run.sh" "$GTS_BUILD"
 }
 
 gt4py_tests() {
   run_logged "GT4Py integration test" env JOBS="$GTS_JOBS" \
-    bash "$GTS_REPO/tests/gt4py/run.sh" "$GTS_BUILD"
+    bash "$GTS_REPO/tests/integration/gt4py/run.sh" "$GTS_BUILD"
 }
 
 # Runs "$@" (named $1) with its output shown and kept; on failure the lines that say what failed
@@ -211,10 +211,10 @@ if [[ ! " ${failed[*]-} " =~ "normal build" ]]; then
   run_step "Python tests (tests/python/run.sh)" python_tests
 fi
 if [[ ! " ${failed[*]-} " =~ "normal build" ]]; then
-  run_step "GT4Py integration test (tests/gt4py/run.sh)" gt4py_tests
+  run_step "GT4Py integration test (tests/integration/gt4py/run.sh)" gt4py_tests
 fi
 if [[ ! " ${failed[*]-} " =~ "normal build" ]]; then
-  run_step "libgtstorage_python tests (tests/bridge/run.sh)" bridge_tests
+  run_step "libgtstorage_python tests (tests/integration/bridge/run.sh)" bridge_tests
 fi
 run_step "HIP backend build and device tests ($hip_build_dir)" hip_build_and_tests
 run_step "sanitizer build ($asan_build, address+undefined)" asan_build

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target over the C ABI (tests/fuzz/fuzz_capi.cpp: clang, coverage +
+# Builds the libFuzzer target over the C ABI (tests/cpp/fuzz/fuzz_capi.cpp: clang, coverage +
 # AddressSanitizer + UndefinedBehaviorSanitizer, the host and the emulated device) in its own
-# build directory, replays the seed corpus and every regression input (tests/fuzz/corpus,
-# tests/fuzz/regressions), then fuzzes for a bounded time over a working corpus that starts as a
+# build directory, replays the seed corpus and every regression input (tests/cpp/fuzz/corpus,
+# tests/cpp/fuzz/regressions), then fuzzes for a bounded time over a working corpus that starts as a
 # copy of the seeds and grows from run to run. CI runs it for 2 minutes (run-tests.sh); run it
 # longer by hand. docs/architecture.md, "Fuzzing the C ABI", says what the target checks.
 #
@@ -11,7 +11,7 @@
 # env:   FUZZ_BUILD_DIR (default build/fuzz), FUZZ_CORPUS (the working corpus, default
 #        $FUZZ_BUILD_DIR/corpus), JOBS (build jobs, default 2), FUZZ_WORKERS (fuzzing processes,
 #        default 1; more run libFuzzer's -fork mode), GTSTORAGE_FUZZ_* (switches of the target:
-#        tests/fuzz/fuzz_capi.cpp, "Known bugs").
+#        tests/cpp/fuzz/fuzz_capi.cpp, "Known bugs").
 # The fuzzer's whole output is kept in $FUZZ_BUILD_DIR/fuzz-last.log.
 # Exit status: 0 when the build, the replay and the fuzzing found nothing; 1 otherwise, with the
 # crash file and the way to turn it into a regression input printed at the end.
@@ -27,8 +27,8 @@ build=${FUZZ_BUILD_DIR:-$repo/build/fuzz}
 corpus=${FUZZ_CORPUS:-$build/corpus}
 jobs=${JOBS:-2}
 workers=${FUZZ_WORKERS:-1}
-seeds=$repo/tests/fuzz/corpus
-regressions=$repo/tests/fuzz/regressions
+seeds=$repo/tests/cpp/fuzz/corpus
+regressions=$repo/tests/cpp/fuzz/regressions
 started=$SECONDS
 
 # libFuzzer comes with clang (Debian: its runtime is the package libclang-rt-14-dev, which clang
@@ -58,7 +58,7 @@ gts_configure_preset fuzz "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER
 # The target only: libgtstorage.so itself is not built here (clang links no sanitizer runtime
 # into a shared library, which the library's -Wl,--no-undefined refuses).
 cmake --build "$build" -j "$jobs" --target fuzz_capi
-fuzzer=$build/tests/fuzz/fuzz_capi
+fuzzer=$build/tests/cpp/fuzz/fuzz_capi
 echo "== fuzz.sh: built in $((SECONDS - started)) s"
 
 echo "== fuzz.sh: replaying the seed corpus and the regression inputs"
@@ -99,7 +99,7 @@ To turn a crash file into a regression input:
   1. minimize it:  $fuzzer -minimize_crash=1 -max_total_time=120 \\
                      -exact_artifact_path=/tmp/minimized CRASH_FILE
   2. read it:      GTSTORAGE_FUZZ_TRACE=1 $fuzzer /tmp/minimized   (every call and its status)
-  3. keep it:      cp /tmp/minimized tests/fuzz/regressions/<what-it-shows>
+  3. keep it:      cp /tmp/minimized tests/cpp/fuzz/regressions/<what-it-shows>
      (the CTest test fuzz.replay of this build runs it from then on, and fails until it is fixed)
 EOF
 exit 1

@@ -123,9 +123,9 @@ fi
 
 # ---- 2. The device suite on the GPU (a missing device fails instead of skipping) ----------------
 export GTSTORAGE_TEST_REQUIRE_GPU=1
-devt=$build/tests/internal/device/test_device_backends
-ssm=$build/tests/sync/test_sync_state_machine
-checks=$build/tests/gpu/test_gpu_checks
+devt=$build/tests/cpp/device/test_device_backends
+ssm=$build/tests/c/test_sync_state_machine
+checks=$build/tests/cpp/device/test_gpu_checks
 # The label exactly: a regex "gpu" would take the simulated runtime's "emulated" tests too.
 step ctest_gpu 150 ctest --test-dir "$build" -L '^gpu$' -V --timeout 140
 grep -q "running the functional suite" "$out/ctest_gpu.log" ||

@@ -63,7 +63,7 @@ gts_find_python312() {
 # re-checks); the demo configures its own, smaller build (run-demo.sh, the preset demo).
 gts_configure_release() {
   # libgtstorage_python embeds the Python of GT4Py (3.12) when there is one, so that its tests
-  # can run GT4Py in the embedded interpreter (tests/bridge/run.sh).
+  # can run GT4Py in the embedded interpreter (tests/integration/bridge/run.sh).
   local embed=()
   local py312
   if py312=$(gts_find_python312); then embed=(-DGTSTORAGE_PYTHON_EXECUTABLE="$py312"); fi

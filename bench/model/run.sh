@@ -10,7 +10,7 @@
 #
 # Usage: bench/model/run.sh [build-dir (default build/release)] [out.json (default
 #        <build-dir>/model-bench.json)]; env STEPS (default 40), NP (MPI processes, default 1).
-# Needs the GT4Py venv of tests/gt4py/run.sh (made or reused here) and a build with
+# Needs the GT4Py venv of tests/integration/gt4py/run.sh (made or reused here) and a build with
 # libgtstorage_python embedding its Python (run-tests.sh's normal build).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,8 +22,8 @@ np=${NP:-1}
 model="$build/examples/model/model_f"
 [[ -x $model ]] || { echo "bench/model: $model not built (cmake --build $build --target gtstorage-example-model-f)" >&2; exit 2; }
 
-env_lines=$(bash "$root/tests/gt4py/run.sh" "$build" --print-env)
-[[ -n $env_lines ]] || { echo "bench/model: no GT4Py venv (see tests/gt4py/run.sh)" >&2; exit 2; }
+env_lines=$(bash "$root/tests/integration/gt4py/run.sh" "$build" --print-env)
+[[ -n $env_lines ]] || { echo "bench/model: no GT4Py venv (see tests/integration/gt4py/run.sh)" >&2; exit 2; }
 eval "$env_lines"
 VIRTUAL_ENV="$(cd "$(dirname "$GT4PY_PYTHON")/.." && pwd)"
 export VIRTUAL_ENV

@@ -15,7 +15,7 @@ figures and skipped entries, which say why in "skipped").
       gtstorage fields / gt4py.storage fields <= 1.1, with the drop-in's arrays and with GDP-3
       Storage objects, and GDP-3 Storage objects / constant duck fields <= 1.1 (an ndarray
       with constant __gt_dims__/__gt_origin__: the floor of GT4Py's path for any GDP-3 object)
-      (needs gt4py: run in the venv of tests/gt4py, see bench/python/run.sh);
+      (needs gt4py: run in the venv of tests/integration/gt4py, see bench/python/run.sh);
   records: gtstorage.allocation(drop-in array) <= 1 us (with the native extension),
       gtstorage.plan(...) of a repeated call <= 3 us;
   gt4py.next (needs gt4py): __gt_allocate__, gtx.empty, gtx.zeros, gtx.as_field at 16^3 and
@@ -239,7 +239,7 @@ def bench_stencils(rep: Report, repeats: int, use_gt4py: bool) -> None:
             from gt4py.cartesian import gtscript
             from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
         except ImportError as exc:
-            reason = f"gt4py is not importable ({exc}); run in the venv of tests/gt4py (bench/python/run.sh)"
+            reason = f"gt4py is not importable ({exc}); run in the venv of tests/integration/gt4py (bench/python/run.sh)"
     if reason is not None:
         for b in backends:
             for kind in STENCIL_RATIOS:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs bench/python/bench_python.py in the GT4Py venv of tests/gt4py (Python 3.12, gt4py==1.2.3,
-# gtstorage installed there as tests/gt4py/run.sh installs it), so that the GT4Py stencil
+# Runs bench/python/bench_python.py in the GT4Py venv of tests/integration/gt4py (Python 3.12, gt4py==1.2.3,
+# gtstorage installed there as tests/integration/gt4py/run.sh installs it), so that the GT4Py stencil
 # figures are measured too. Where that venv cannot be built (no Python 3.12, no network), it runs
 # with python3, the source tree and the build directory's library, and the GT4Py figures are
 # marked skipped.
@@ -17,7 +17,7 @@ build="$(mkdir -p "$1" && cd "$1" && pwd)"
 shift
 
 GT4PY_PYTHON=""
-env_lines=$(bash "$root/tests/gt4py/run.sh" "$build" --print-env)
+env_lines=$(bash "$root/tests/integration/gt4py/run.sh" "$build" --print-env)
 eval "$env_lines"
 if [[ -z $GT4PY_PYTHON ]]; then
   echo "bench/python/run.sh: no GT4Py venv; /usr/bin/python3 (or python3) with the source tree (GT4Py figures skipped)" >&2

@@ -21,7 +21,7 @@ if(GTSTORAGE_BUILD_TESTS)
       foreach(np 1 4)
         set(test bridge.${name}_${variant}_np${np})
         add_test(NAME ${test}
-                 COMMAND ${PROJECT_SOURCE_DIR}/tests/bridge/with_venv.sh ${MPIEXEC_EXECUTABLE}
+                 COMMAND ${PROJECT_SOURCE_DIR}/tests/integration/bridge/with_venv.sh ${MPIEXEC_EXECUTABLE}
                          --oversubscribe ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:${driver}>
                          ${variant} 8)
         set_tests_properties(${test} PROPERTIES LABELS "bridge;python;mpi;example" TIMEOUT 300

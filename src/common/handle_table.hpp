@@ -5,7 +5,7 @@
 //
 // A template over the owned type: the library's storages (capi/handle_table.hpp), the
 // decompositions and exchanges of libgtstorage_mpi, and plain objects in the internal tests
-// (tests/internal/test_handle_table.cpp).
+// (tests/cpp/test_handle_table.cpp).
 #pragma once
 
 #include <atomic>

@@ -1,6 +1,6 @@
 // Internals shared by the host kernel sources (not part of the kernels.hpp interface): the
 // normalized problem form, element-run functions, half-float conversions and the table of
-// vector routines picked at run time. Internal tests (tests/internal) include it as well.
+// vector routines picked at run time. Internal tests (tests/cpp) include it as well.
 #pragma once
 
 #include <cstddef>

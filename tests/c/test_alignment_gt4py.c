@@ -17,7 +17,7 @@
  * from the address it got: the aligned element's address is checked over many live allocations,
  * on the host and on the emulated device.
  */
-#include "test_common.h"
+#include "support.h"
 
 static const int64_t kShape[3] = {5, 4, 7}; /* I, J, K */
 

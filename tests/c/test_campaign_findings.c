@@ -2,12 +2,12 @@
  * The smaller findings of the fuzz and bad-input campaign of issue 23 (F1, F3, F4, F12, F13 and
  * the four message points still open from the previous campaign), through the public C API on
  * the emulated device. Each test failed before its fix. (F5 and F8, dead streams, are in
- * tests/emulated/test_emulated_interop_streams.c; F6 in
- * tests/emulated/test_emulated_queued_work.cpp; F7, F9 and F10 in tests/mpi/test_agreement.c; F11
- * in tests/python/test_duck_array.py.)
+ * tests/cpp/emulated/test_emulated_interop_streams.c; F6 in
+ * tests/cpp/emulated/test_emulated_queued_work.cpp; F7, F9 and F10 in tests/mpi/test_agreement.c;
+ * F11 in tests/python/test_duck_array.py.)
  */
 #include "dlpack/dlpack.h"
-#include "test_common.h"
+#include "support.h"
 
 /* dlpack.h declares the versioned struct without a typedef in C. */
 typedef struct DLManagedTensorVersioned DLManagedTensorVersioned;

@@ -4,7 +4,7 @@
  * semantics. Results are read straight from memory through the interface, so a copy is never
  * checked by the same code path that made it.
  */
-#include "test_common.h"
+#include "support.h"
 
 static int32_t preset_count(void) {
   int32_t n = 0;

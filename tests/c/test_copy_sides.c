@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "test_common.h"
+#include "support.h"
 
 static const int64_t shape3[3] = {6, 5, 4};
 enum { N = 6 * 5 * 4 };

@@ -9,7 +9,7 @@
 #include <pthread.h>
 
 #include "dlpack/dlpack.h"
-#include "test_common.h"
+#include "support.h"
 
 /* dlpack.h declares the versioned struct without a typedef in C. */
 typedef struct DLManagedTensorVersioned DLManagedTensorVersioned;

@@ -14,7 +14,7 @@
  */
 #include <dlpack/dlpack.h>
 
-#include "test_common.h"
+#include "support.h"
 
 static const double kCanary = -12345.0;
 

@@ -3,7 +3,7 @@
  * names the offending parameter (or the problem), that the live statistics did not change
  * (nothing leaked, nothing half-created) and that a storage created before is still intact.
  */
-#include "test_common.h"
+#include "support.h"
 
 static gtstorage_handle witness; /* created in the group setup, checked after every failure */
 static const int64_t kShape[3] = {4, 5, 6};

@@ -4,7 +4,7 @@
  * missing axes dropped, re-ranked densely; applied by dim name). The exhaustive sweep compares
  * against a small independent re-implementation of that rule.
  */
-#include "test_common.h"
+#include "support.h"
 
 static gtstorage_plan_info plan_for(const char* preset, const char* dims, int ndim,
                                     const int64_t* shape, const char* dtype) {

@@ -4,7 +4,7 @@
  * handle of a two-handle call (src/dst, not "handle"), the field of an options struct; and the
  * documented rule for caller memory not aligned to its item size (accepted, host side).
  */
-#include "test_common.h"
+#include "support.h"
 
 static const int64_t shape3[3] = {4, 3, 2};
 

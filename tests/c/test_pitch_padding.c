@@ -6,7 +6,7 @@
  * numbers), storages created with it hold and copy their values, the default is GT4Py's
  * strides, the plan memo keys on the option, and bad values are refused with a message.
  */
-#include "test_common.h"
+#include "support.h"
 
 static gtstorage_create_options options_3d(const int64_t* shape, const char* preset,
                                            const char* dtype, int32_t padding) {

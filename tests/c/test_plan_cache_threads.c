@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "test_common.h"
+#include "support.h"
 
 #define POOL 40
 #define MAX_ND 4

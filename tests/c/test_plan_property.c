@@ -6,7 +6,7 @@
  * multiple of the alignment in elements); alignment, bounds and non-overlap are checked
  * directly on the numbers and on the real allocation. Fixed seed: a failure names its case.
  */
-#include "test_common.h"
+#include "support.h"
 
 #define NCASES 12000
 #define CREATE_EVERY 16

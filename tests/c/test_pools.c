@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "test_common.h"
+#include "support.h"
 
 static gtstorage_handle make(const int64_t* shape, uint32_t ndim, const char* preset,
                              int32_t init) {

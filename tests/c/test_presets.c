@@ -3,7 +3,7 @@
  * and gtstorage_preset_at(), plus run-time registration. Expected values are written out from
  * the issue's table, not read from the library.
  */
-#include "test_common.h"
+#include "support.h"
 
 typedef struct expected_preset {
   const char* name;

@@ -5,7 +5,7 @@
 #define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS under -std=c99 */
 #include <sys/mman.h>
 
-#include "test_common.h"
+#include "support.h"
 
 static const int64_t shape3[3] = {6, 5, 4};
 

@@ -5,7 +5,7 @@
  * nothing is written past the caller's struct_size, input structs are read only up to it, and
  * the size-less *_init functions write only the layout they were introduced with.
  */
-#include "test_common.h"
+#include "support.h"
 
 /* ---- Frozen 1.0 definitions (gtstorage.h of version 1.0.0). Never edit these. ---- */
 typedef struct v10_array {

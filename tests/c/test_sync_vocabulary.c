@@ -4,7 +4,7 @@
  * on a mirrored host/device pair of the emulated device; each checked against the transfer
  * counters and the data, and against the deprecated spellings they replace.
  */
-#include "test_common.h"
+#include "support.h"
 
 static const int64_t shape3[3] = {6, 5, 4};
 enum { N = 6 * 5 * 4 };

@@ -9,7 +9,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 
-#include "test_common.h"
+#include "support.h"
 
 #define ITERATIONS 10000
 

@@ -3,7 +3,7 @@
  * reference counts. Expected element values come from the base's value function through an
  * index mapping computed here, and are read straight from memory via the interface.
  */
-#include "test_common.h"
+#include "support.h"
 
 /* The base: numpy f8, shape (6,7,8), asymmetric halo, element value gts_value(i,j,k). */
 static const int64_t kShape[3] = {6, 7, 8};

@@ -3,7 +3,7 @@
  * its release callback runs exactly once after the last reference (views included), never on
  * a failed wrap. Bad strides are rejected.
  */
-#include "test_common.h"
+#include "support.h"
 
 typedef struct release_log {
   int calls;

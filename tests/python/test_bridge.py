@@ -1,6 +1,6 @@
 # gtstorage.bridge (issue 24, point 3) from Python: the adapter libgtstorage_python calls, driven
 # here directly with the handles of storages made in Python (the C side's part, the interpreter
-# and the GIL, is tests/bridge's). Declarations, their checks and messages, the forms, and the
+# and the GIL, is tests/integration/bridge's). Declarations, their checks and messages, the forms, and the
 # caches: the same handle gives the same view, another handle never an old one.
 import numpy as np
 import pytest

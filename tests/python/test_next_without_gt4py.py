@@ -1,5 +1,5 @@
 # gtstorage.next needs gt4py only when gt4py.next calls it: importing it, making allocators and
-# wraps, hashing and comparing them work without gt4py (tests/gt4py/test_next.py checks them
+# wraps, hashing and comparing them work without gt4py (tests/integration/gt4py/test_next.py checks them
 # with the real gt4py.next).
 import subprocess
 import sys
@@ -52,4 +52,4 @@ def test_device_type_needs_gt4py():
         with pytest.raises(ImportError):
             gn.allocator().__gt_device_type__
     else:
-        pytest.skip("gt4py is installed here (tests/gt4py covers it)")
+        pytest.skip("gt4py is installed here (tests/integration/gt4py covers it)")

@@ -1,7 +1,7 @@
 // How the CUDA/HIP backends carry out a strided copy or a fill, independent of the runtime:
 // which memcpy, 2-D memcpy, staging buffers and kernels are used, in which order. The runtime
 // is a template parameter: the backends pass their runtime (gpu_backend.inl's gpu_rt), and
-// tests/internal/device/test_transfer_engine.cpp a recording host runtime that checks each
+// tests/cpp/device/test_transfer_engine.cpp a recording host runtime that checks each
 // choice and the order of the waits.
 //
 // Rt must provide (all work enqueued on one stream, in order):

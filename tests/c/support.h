@@ -1,0 +1,304 @@
+/*
+ * Shared helpers of the cmocka suite. Everything here goes through the public header only, so
+ * a test exercises exactly what a C caller of libgtstorage sees.
+ */
+#ifndef GTSTORAGE_TESTS_C_SUPPORT_H
+#define GTSTORAGE_TESTS_C_SUPPORT_H
+
+/* cmocka needs these before its own header. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+/* clang-format off */
+#include <cmocka.h>
+/* clang-format on */
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The suites use the experimental tier (refcounts, counter resets, backend switching) and
+ * also cover the deprecated sync spellings, which stay supported within the major version. */
+#define GTSTORAGE_NO_DEPRECATION_WARNINGS
+#include "gtstorage/gtstorage_experimental.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status checks with readable diagnostics (cmocka's assert_int_equal prints negative codes as
+ * huge unsigned numbers, which hides which error the library actually returned). */
+
+/* Case-insensitive substring search: messages may say "Shape" or "shape". */
+static inline int gts_contains_ci(const char* hay, const char* needle) {
+  size_t n = strlen(needle);
+  if (n == 0) return 1;
+  for (; *hay; ++hay) {
+    size_t i = 0;
+    while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+      ++i;
+    if (i == n) return 1;
+  }
+  return 0;
+}
+
+/* True if @p msg contains at least one of the '|'-separated alternatives in @p words. */
+static inline int gts_contains_any(const char* msg, const char* words) {
+  char buf[256];
+  const char* p = words;
+  while (*p) {
+    const char* bar = strchr(p, '|');
+    size_t n = bar ? (size_t)(bar - p) : strlen(p);
+    if (n >= sizeof buf) n = sizeof buf - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    if (gts_contains_ci(msg, buf)) return 1;
+    if (!bar) break;
+    p = bar + 1;
+  }
+  return 0;
+}
+
+#define GTS_OK(call)                                                                          \
+  do {                                                                                        \
+    int gts_st_ = (call);                                                                     \
+    if (gts_st_ != GTSTORAGE_OK)                                                              \
+      fail_msg("%s returned %s (%d): \"%s\"", #call, gtstorage_status_name(gts_st_), gts_st_, \
+               gtstorage_last_error());                                                       \
+  } while (0)
+
+/* Asserts the exact status and that the thread's message names one of @p words. */
+#define GTS_EXPECT(call, expected, words)                                                \
+  do {                                                                                   \
+    int gts_st_ = (call);                                                                \
+    const char* gts_msg_ = gtstorage_last_error();                                       \
+    if (gts_st_ != (expected))                                                           \
+      fail_msg("%s returned %s (%d), expected %s; message \"%s\"", #call,                \
+               gtstorage_status_name(gts_st_), gts_st_, gtstorage_status_name(expected), \
+               gts_msg_ ? gts_msg_ : "(null)");                                          \
+    if (gts_msg_ == NULL || !gts_contains_any(gts_msg_, (words)))                        \
+      fail_msg("%s: message \"%s\" does not name any of \"%s\"", #call,                  \
+               gts_msg_ ? gts_msg_ : "(null)", (words));                                 \
+  } while (0)
+
+/* Asserts two int64 values are equal and says which. */
+#define GTS_EQ64(a, b)                                                                \
+  do {                                                                                \
+    int64_t gts_a_ = (int64_t)(a), gts_b_ = (int64_t)(b);                             \
+    if (gts_a_ != gts_b_)                                                             \
+      fail_msg("%s == %" PRId64 ", expected %s == %" PRId64, #a, gts_a_, #b, gts_b_); \
+  } while (0)
+
+/* ------------------------------------------------------------------------------------------ */
+/* Live statistics (leak checks). */
+
+typedef struct gts_live {
+  int64_t handles;
+  int64_t buffers;
+  int64_t host_bytes;
+} gts_live;
+
+static inline gts_live gts_live_now(void) {
+  gtstorage_stats s;
+  gts_live l;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  GTS_OK(gtstorage_get_stats(&s));
+  l.handles = s.live_handles;
+  l.buffers = s.live_buffers;
+  l.host_bytes = s.host_bytes;
+  return l;
+}
+
+#define GTS_ASSERT_LIVE(now, base)                                                                \
+  do {                                                                                            \
+    gts_live gts_n_ = (now), gts_b_ = (base);                                                     \
+    if (gts_n_.handles != gts_b_.handles || gts_n_.buffers != gts_b_.buffers ||                   \
+        gts_n_.host_bytes != gts_b_.host_bytes)                                                   \
+      fail_msg("live stats changed: handles %" PRId64 " -> %" PRId64 ", buffers %" PRId64         \
+               " -> %" PRId64 ", host_bytes %" PRId64 " -> %" PRId64,                             \
+               gts_b_.handles, gts_n_.handles, gts_b_.buffers, gts_n_.buffers, gts_b_.host_bytes, \
+               gts_n_.host_bytes);                                                                \
+  } while (0)
+
+/* Group setup/teardown: every test file checks that it ends with what it started with. */
+static gts_live gts_group_baseline;
+static inline int gts_group_setup(void** state) {
+  (void)state;
+  gts_group_baseline = gts_live_now();
+  return 0;
+}
+static inline int gts_group_teardown(void** state) {
+  gts_live now = gts_live_now();
+  (void)state;
+  if (now.handles != gts_group_baseline.handles || now.buffers != gts_group_baseline.buffers ||
+      now.host_bytes != gts_group_baseline.host_bytes) {
+    print_error("leak at end of group: handles %" PRId64 " buffers %" PRId64 " host_bytes %" PRId64
+                " (baseline %" PRId64 " %" PRId64 " %" PRId64 ")\n",
+                now.handles, now.buffers, now.host_bytes, gts_group_baseline.handles,
+                gts_group_baseline.buffers, gts_group_baseline.host_bytes);
+    return -1;
+  }
+  return 0;
+}
+
+/* Per-test leak check: each test must give back everything it created. */
+static gts_live gts_test_baseline;
+static inline int gts_test_setup(void** state) {
+  (void)state;
+  gts_test_baseline = gts_live_now();
+  return 0;
+}
+static inline int gts_test_teardown(void** state) {
+  (void)state;
+  gts_live now = gts_live_now();
+  if (now.handles != gts_test_baseline.handles || now.buffers != gts_test_baseline.buffers ||
+      now.host_bytes != gts_test_baseline.host_bytes) {
+    print_error("test leaked: handles %" PRId64 " -> %" PRId64 ", buffers %" PRId64 " -> %" PRId64
+                ", host_bytes %" PRId64 " -> %" PRId64 "\n",
+                gts_test_baseline.handles, now.handles, gts_test_baseline.buffers, now.buffers,
+                gts_test_baseline.host_bytes, now.host_bytes);
+    return -1;
+  }
+  return 0;
+}
+
+#define GTS_TEST(f) cmocka_unit_test_setup_teardown(f, gts_test_setup, gts_test_teardown)
+
+/* ------------------------------------------------------------------------------------------ */
+/* N-d index helpers. */
+
+/* Odometer increment, last dimension fastest; returns 0 after the last index. */
+static inline int gts_next_index(int64_t* idx, const int64_t* shape, int ndim) {
+  for (int d = ndim - 1; d >= 0; --d) {
+    if (++idx[d] < shape[d]) return 1;
+    idx[d] = 0;
+  }
+  return 0;
+}
+
+static inline int64_t gts_product(const int64_t* shape, int ndim) {
+  int64_t p = 1;
+  for (int d = 0; d < ndim; ++d) p *= shape[d];
+  return p;
+}
+
+static inline char* gts_elem(void* data, const int64_t* strides, const int64_t* idx, int ndim) {
+  char* p = (char*)data;
+  for (int d = 0; d < ndim; ++d) p += idx[d] * strides[d];
+  return p;
+}
+
+/* A value per index that is exact in double, float and int32 for extents < 10. */
+static inline double gts_value(const int64_t* idx, int ndim) {
+  static const double w[] = {10000.0, 1000.0, 100.0, 10.0, 1.0, 0.5};
+  double v = 1.0;
+  for (int d = 0; d < ndim && d < 6; ++d) v += w[d] * (double)idx[d];
+  return v;
+}
+
+/* Fills a C-contiguous double array with gts_value. */
+static inline void gts_fill_reference(double* out, const int64_t* shape, int ndim) {
+  int64_t idx[GTSTORAGE_MAX_NDIM] = {0};
+  int64_t n = gts_product(shape, ndim);
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = gts_value(idx, ndim);
+    gts_next_index(idx, shape, ndim);
+  }
+}
+
+static inline gtstorage_interface_info gts_host_info(gtstorage_handle h) {
+  gtstorage_interface_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  return info;
+}
+
+static inline gtstorage_plan_info gts_plan_of(const gtstorage_create_options* o) {
+  gtstorage_plan_info p;
+  memset(&p, 0, sizeof p);
+  p.struct_size = sizeof p;
+  GTS_OK(gtstorage_plan(o, &p));
+  return p;
+}
+
+/* Creates a host storage of doubles filled with gts_value (through INIT_COPY). */
+static inline gtstorage_handle gts_create_valued(const char* preset, const char* dims, int ndim,
+                                                 const int64_t* shape, const int64_t* halo) {
+  int64_t n = gts_product(shape, ndim);
+  double* ref = (double*)malloc((size_t)n * sizeof(double));
+  gtstorage_array src = GTSTORAGE_ARRAY_INIT;
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_handle h = 0;
+  assert_non_null(ref);
+  gts_fill_reference(ref, shape, ndim);
+  src.ndim = (uint32_t)ndim;
+  src.data = ref;
+  src.shape = shape;
+  src.dtype = "<f8";
+  o.ndim = (uint32_t)ndim;
+  o.shape = shape;
+  o.dtype = "<f8";
+  o.dims = dims;
+  o.preset = preset;
+  o.halo = halo;
+  o.device = GTSTORAGE_DEVICE_CPU;
+  o.init = GTSTORAGE_INIT_COPY;
+  o.source = &src;
+  {
+    int st = gtstorage_create(&o, &h);
+    free(ref);
+    if (st != GTSTORAGE_OK)
+      fail_msg("create(%s) failed: %s \"%s\"", preset ? preset : "NULL", gtstorage_status_name(st),
+               gtstorage_last_error());
+  }
+  return h;
+}
+
+/* Reads the storage's host memory directly (not through copy_to_array) and checks every element
+ * of a double storage against @p expect(idx) for the view's shape. */
+typedef double (*gts_expect_fn)(const int64_t* idx, int ndim, const void* ctx);
+
+static inline void gts_check_doubles(gtstorage_handle h, gts_expect_fn expect, const void* ctx) {
+  gtstorage_interface_info info = gts_host_info(h);
+  int ndim = (int)info.ndim;
+  int64_t idx[GTSTORAGE_MAX_NDIM] = {0};
+  int64_t n = gts_product(info.shape, ndim);
+  assert_string_equal(info.typestr, "<f8");
+  for (int64_t i = 0; i < n; ++i) {
+    double got, want = expect(idx, ndim, ctx);
+    memcpy(&got, gts_elem(info.data, info.strides, idx, ndim), sizeof got);
+    if (got != want) {
+      char where[256];
+      int off = 0;
+      for (int d = 0; d < ndim; ++d)
+        off +=
+            snprintf(where + off, sizeof where - (size_t)off, "%s%" PRId64, d ? "," : "", idx[d]);
+      fail_msg("element (%s) is %g, expected %g", where, got, want);
+    }
+    gts_next_index(idx, info.shape, ndim);
+  }
+}
+
+static inline double gts_expect_value(const int64_t* idx, int ndim, const void* ctx) {
+  (void)ctx;
+  return gts_value(idx, ndim);
+}
+
+/* Deterministic PRNG (xorshift64*), so a failing case can be reproduced from its number. */
+typedef struct gts_rng {
+  uint64_t s;
+} gts_rng;
+static inline uint64_t gts_rand(gts_rng* r) {
+  r->s ^= r->s >> 12;
+  r->s ^= r->s << 25;
+  r->s ^= r->s >> 27;
+  return r->s * 2685821657736338717ULL;
+}
+/* Uniform integer in [lo, hi]. */
+static inline int64_t gts_rand_range(gts_rng* r, int64_t lo, int64_t hi) {
+  return lo + (int64_t)(gts_rand(r) % (uint64_t)(hi - lo + 1));
+}
+
+#endif /* GTSTORAGE_TESTS_C_SUPPORT_H */
