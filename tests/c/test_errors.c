@@ -48,18 +48,13 @@ static void check_witness(void) {
 #define CASE(name) static void name(void** state)
 
 static gtstorage_create_options opts(void) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = kShape;
-  return o;
+  return gts_options(3, kShape, NULL);
 }
 
 static gtstorage_handle make(void) {
   gtstorage_create_options o = opts();
-  gtstorage_handle h = 0;
   o.init = GTSTORAGE_INIT_ZEROS;
-  GTS_OK(gtstorage_create(&o, &h));
-  return h;
+  return gts_create(&o);
 }
 
 /* Create with @p o must fail with @p status naming @p words. */

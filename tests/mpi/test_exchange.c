@@ -17,33 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank_ = 0, size_ = 1, failures = 0, checks = 0;
-static const char* config = "";
+#include "support.h"
 
-static void failed(const char* file, int line, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "[rank %d] %s:%d (%s): ", rank_, file, line, config);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\n");
-  va_end(ap);
-  ++failures;
-}
-
-#define CHECK(cond, ...)                                  \
-  do {                                                    \
-    ++checks;                                             \
-    if (!(cond)) failed(__FILE__, __LINE__, __VA_ARGS__); \
-  } while (0)
-/* A call that must succeed. */
-#define OK(call)                                                                    \
-  do {                                                                              \
-    int rc_ = (call);                                                               \
-    ++checks;                                                                       \
-    if (rc_ != GTSTORAGE_OK)                                                        \
-      failed(__FILE__, __LINE__, "%s -> %s: %s", #call, gtstorage_status_name(rc_), \
-             gtstorage_last_error());                                               \
-  } while (0)
 /* A call that must fail with @p status and a message containing @p text. */
 #define FAILS(status, text, call)                                                               \
   do {                                                                                          \
@@ -54,10 +29,6 @@ static void failed(const char* file, int line, const char* fmt, ...) {
              gtstorage_status_name(rc_), gtstorage_last_error(), gtstorage_status_name(status), \
              (text));                                                                           \
   } while (0)
-
-static int64_t comm_f(MPI_Comm c) {
-  return (int64_t)MPI_Comm_c2f(c);
-}
 
 /* ---- field values -------------------------------------------------------------------------- */
 
@@ -1117,12 +1088,7 @@ int main(int argc, char** argv) {
   /* Everything the tests made was given back: no storage, view, wrap or pack buffer of an
    * exchange is left (LeakSanitizer cannot say it here: the MPI library's own allocations are
    * still reachable only from unloaded components at exit). */
-  config = "end";
-  gtstorage_stats stats = GTSTORAGE_STATS_INIT;
-  OK(gtstorage_get_stats(&stats));
-  CHECK(stats.live_handles == 0 && stats.live_buffers == 0,
-        "left behind: %lld handles, %lld buffers", (long long)stats.live_handles,
-        (long long)stats.live_buffers);
+  check_nothing_left();
 
   /* An exchange that outlives MPI: one made now, used after MPI_Finalize (on every process). */
   config = "after MPI_Finalize";
@@ -1138,9 +1104,8 @@ int main(int argc, char** argv) {
   OK(gtstorage_exchange_create(g.d, &f.h, 1, &eo, &ran));
   OK(gtstorage_exchange_run(ran)); /* a completed step: nothing in flight at MPI_Finalize */
 
-  int total = 0, all_checks = 0;
-  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Allreduce(&checks, &all_checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int all_checks = 0;
+  const int total = failures_of_all(&all_checks);
   if (rank_ == 0) {
     printf("%d processes: %d checks, %d failed\n", size_, all_checks, total);
   }
