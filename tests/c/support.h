@@ -207,12 +207,55 @@ static inline void gts_fill_reference(double* out, const int64_t* shape, int ndi
   }
 }
 
-static inline gtstorage_interface_info gts_host_info(gtstorage_handle h) {
+/* The descriptor of side @p side of @p h; the call must succeed. */
+static inline gtstorage_interface_info gts_info(gtstorage_handle h, int32_t side) {
   gtstorage_interface_info info;
   memset(&info, 0, sizeof info);
   info.struct_size = sizeof info;
-  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  GTS_OK(gtstorage_interface(h, side, &info));
   return info;
+}
+
+static inline gtstorage_interface_info gts_host_info(gtstorage_handle h) {
+  return gts_info(h, GTSTORAGE_SIDE_HOST);
+}
+
+/* The address of side @p side of @p h; the call must succeed. */
+static inline void* gts_data(gtstorage_handle h, int32_t side) {
+  void* p = NULL;
+  GTS_OK(gtstorage_data(h, side, &p));
+  return p;
+}
+
+/* A storage over the caller's host memory @p data: @p ndim extents @p shape with the wrap
+ * defaults (<f8, C order, writable); the call must succeed. */
+static inline gtstorage_handle gts_wrap_host(uint32_t ndim, const int64_t* shape, void* data) {
+  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
+  w.ndim = ndim;
+  w.shape = shape;
+  w.data = data;
+  GTS_OK(gtstorage_wrap(&w, &h));
+  return h;
+}
+
+/* The options of a storage of @p ndim extents @p shape from @p preset (NULL: the default one),
+ * every other field at its default, for the caller to set. */
+static inline gtstorage_create_options gts_options(uint32_t ndim, const int64_t* shape,
+                                                   const char* preset) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = ndim;
+  o.shape = shape;
+  o.preset = preset;
+  return o;
+}
+
+/* A storage made with @p o; the call must succeed. */
+static inline gtstorage_handle gts_create(const gtstorage_create_options* o) {
+  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
+  GTS_OK(gtstorage_create(o, &h));
+  assert_true(h != GTSTORAGE_NULL_HANDLE);
+  return h;
 }
 
 static inline gtstorage_plan_info gts_plan_of(const gtstorage_create_options* o) {

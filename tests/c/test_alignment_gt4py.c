@@ -85,11 +85,8 @@ static const aligned_case kAligned[] = {
 };
 
 static gtstorage_create_options options(const char* preset, const char* dtype, int64_t alignment) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = kShape;
+  gtstorage_create_options o = gts_options(3, kShape, preset);
   o.dims = "IJK";
-  o.preset = preset;
   o.dtype = dtype;
   o.alignment_bytes = alignment;
   o.device = GTSTORAGE_DEVICE_CPU;

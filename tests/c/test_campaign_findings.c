@@ -18,11 +18,8 @@ static int use_emulated(void** state) {
 }
 
 static gtstorage_handle create_1d(int64_t n, const char* preset, int32_t managed) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o = gts_options(1, &n, preset);
   gtstorage_handle h = 0;
-  o.ndim = 1;
-  o.shape = &n;
-  o.preset = preset;
   o.managed = managed;
   o.init = GTSTORAGE_INIT_ZEROS;
   GTS_OK(gtstorage_create(&o, &h));
@@ -312,11 +309,8 @@ static void messages_name_the_callers_parameter(void** state) {
   /* Without a device: pinned host memory names host_memory, not device; set_device names
    * device_id. */
   GTS_OK(gtstorage_set_device_backend("none"));
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o = gts_options(1, n, "gt:cpu_ifirst");
   gtstorage_handle h = 0;
-  o.ndim = 1;
-  o.shape = n;
-  o.preset = "gt:cpu_ifirst";
   o.host_memory = GTSTORAGE_HOST_PINNED;
   GTS_EXPECT(gtstorage_create(&o, &h), GTSTORAGE_ERROR_NO_DEVICE, "host_memory");
   assert_true(strncmp(gtstorage_last_error(), "host_memory:", 12) == 0);

@@ -493,15 +493,11 @@ static void test_init_ones(void** state) {
   int64_t shape[3] = {3, 5, 4}, halo[6] = {1, 1, 0, 2, 1, 0};
   (void)state;
   for (size_t t = 0; t < sizeof kOnes / sizeof kOnes[0]; ++t) {
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-    gtstorage_handle h = 0;
-    o.ndim = 3;
-    o.shape = shape;
+    gtstorage_create_options o = gts_options(3, shape, "gridtools:cpu_ifirst");
     o.halo = halo;
     o.dtype = kOnes[t].dtype;
-    o.preset = "gridtools:cpu_ifirst";
     o.init = GTSTORAGE_INIT_ONES;
-    GTS_OK(gtstorage_create(&o, &h));
+    gtstorage_handle h = gts_create(&o);
     check_all_elements(h, kOnes[t].one, kOnes[t].size, "INIT_ONES");
     GTS_OK(gtstorage_release(h));
   }
@@ -522,16 +518,12 @@ static void test_init_value(void** state) {
   cases[1].dtype = "<f8", cases[1].value = &f8, cases[1].size = 8;
   cases[2].dtype = "<c8", cases[2].value = c8, cases[2].size = 8;
   for (int c = 0; c < 3; ++c) {
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-    gtstorage_handle h = 0;
-    o.ndim = 4;
-    o.shape = shape;
+    gtstorage_create_options o = gts_options(4, shape, "gt:cpu_ifirst");
     o.halo = halo;
     o.dtype = cases[c].dtype;
-    o.preset = "gt:cpu_ifirst";
     o.init = GTSTORAGE_INIT_VALUE;
     o.fill_value = cases[c].value;
-    GTS_OK(gtstorage_create(&o, &h));
+    gtstorage_handle h = gts_create(&o);
     check_all_elements(h, cases[c].value, cases[c].size, "INIT_VALUE");
     GTS_OK(gtstorage_release(h));
   }

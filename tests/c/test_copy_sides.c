@@ -14,17 +14,12 @@ enum { N = 6 * 5 * 4 };
 
 static gtstorage_handle make(const char* preset, int32_t device, int32_t managed,
                              const char* dtype) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape3;
-  o.preset = preset;
+  gtstorage_create_options o = gts_options(3, shape3, preset);
   o.device = device;
   o.managed = managed;
   o.dtype = dtype;
   o.init = GTSTORAGE_INIT_ZEROS;
-  gtstorage_handle h = 0;
-  GTS_OK(gtstorage_create(&o, &h));
-  return h;
+  return gts_create(&o);
 }
 
 /* Writes value(idx) + offset into side @p side of @p h directly (as compute on that side would;
@@ -104,10 +99,7 @@ static void streaming_flag_copies_the_same_values(void** state) {
   for (int p = 0; p < 2; ++p) {
     gtstorage_handle field[2];
     for (int f = 0; f < 2; ++f) {
-      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-      o.ndim = 3;
-      o.shape = full;
-      o.preset = presets[p];
+      gtstorage_create_options o = gts_options(3, full, presets[p]);
       o.halo = halo;
       o.init = GTSTORAGE_INIT_ZEROS;
       GTS_OK(gtstorage_create(&o, &field[f]));
@@ -133,12 +125,7 @@ static void streaming_flag_copies_the_same_values(void** state) {
       assert_non_null(raw);
       unsigned char* mem = raw + (64 - (uintptr_t)raw % 64) % 64;
       memset(mem, 0xA5, GUARD + bytes + GUARD);
-      gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-      w.ndim = 3;
-      w.shape = shape;
-      w.data = mem + GUARD + 8;
-      gtstorage_handle buf = 0;
-      GTS_OK(gtstorage_wrap(&w, &buf));
+      gtstorage_handle buf = gts_wrap_host(3, shape, mem + GUARD + 8);
       const uint32_t fl = flags[face % 2];
       GTS_OK(gtstorage_copy_sides(buf, GTSTORAGE_SIDE_HOST, view[0], GTSTORAGE_SIDE_HOST, 0, fl));
       GTS_OK(gtstorage_copy_sides(view[1], GTSTORAGE_SIDE_HOST, buf, GTSTORAGE_SIDE_HOST, 0, fl));
@@ -265,12 +252,7 @@ static void views_of_device_storages(void** state) {
   GTS_OK(gtstorage_slice(a, spec, 3, &face));
   double packed[2 * 5 * 4];
   const int64_t pshape[3] = {2, 5, 4};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 3;
-  w.shape = pshape;
-  w.data = packed;
-  gtstorage_handle buf = 0;
-  GTS_OK(gtstorage_wrap(&w, &buf));
+  gtstorage_handle buf = gts_wrap_host(3, pshape, packed);
   GTS_OK(gtstorage_copy_sides(buf, GTSTORAGE_SIDE_HOST, face, GTSTORAGE_SIDE_DEVICE, 0, 0));
   int64_t idx[3] = {0, 0, 0};
   int bad = 0;

@@ -79,16 +79,8 @@ static producer* make_producer(deleter_log* log, void* data, int ndim, const int
   return p;
 }
 
-static gtstorage_interface_info info_of(gtstorage_handle h, int32_t side) {
-  gtstorage_interface_info i;
-  memset(&i, 0, sizeof i);
-  i.struct_size = sizeof i;
-  GTS_OK(gtstorage_interface(h, side, &i));
-  return i;
-}
-
 static double read_at(gtstorage_handle h, int64_t i0, int64_t i1) {
-  gtstorage_interface_info info = info_of(h, GTSTORAGE_SIDE_HOST);
+  gtstorage_interface_info info = gts_info(h, GTSTORAGE_SIDE_HOST);
   double v = 0;
   memcpy(&v, (char*)info.data + i0 * info.strides[0] + i1 * info.strides[1], sizeof v);
   return v;
@@ -109,7 +101,7 @@ static void legacy_host_tensor_is_wrapped_in_place(void** state) {
   (void)state;
   for (int n = 0; n < 12; ++n) buf[n] = n;
   GTS_OK(gtstorage_wrap_dlpack(&p->legacy, GTSTORAGE_DLPACK_LEGACY, NULL, &h));
-  info = info_of(h, GTSTORAGE_SIDE_HOST);
+  info = gts_info(h, GTSTORAGE_SIDE_HOST);
   assert_ptr_equal(info.data, buf);
   GTS_EQ64(info.ndim, 2);
   GTS_EQ64(info.shape[0], 3);
@@ -152,7 +144,7 @@ static void versioned_tensor_with_strides_dims_and_halo(void** state) {
   o.dims = "KJ";
   o.halo = halo;
   GTS_OK(gtstorage_wrap_dlpack(&p->versioned, GTSTORAGE_DLPACK_VERSIONED, &o, &h));
-  info = info_of(h, GTSTORAGE_SIDE_HOST);
+  info = gts_info(h, GTSTORAGE_SIDE_HOST);
   assert_ptr_equal(info.data, buf);
   assert_string_equal(info.typestr, "<i4");
   GTS_EQ64(info.strides[0], 4);
@@ -167,7 +159,7 @@ static void versioned_tensor_with_strides_dims_and_halo(void** state) {
   GTS_EQ64(info.origin[1], 2);
   /* the interior through a domain view: element (1, 2) of the tensor */
   GTS_OK(gtstorage_domain_view(h, &dv));
-  info = info_of(dv, GTSTORAGE_SIDE_HOST);
+  info = gts_info(dv, GTSTORAGE_SIDE_HOST);
   GTS_EQ64(info.shape[0], 2);
   GTS_EQ64(info.shape[1], 4);
   assert_int_equal(*(int32_t*)info.data, buf[1 + 2 * 4]);
@@ -228,7 +220,7 @@ static void read_only_flag_makes_a_read_only_storage(void** state) {
   (void)state;
   p->versioned.flags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED;
   GTS_OK(gtstorage_wrap_dlpack(&p->versioned, GTSTORAGE_DLPACK_VERSIONED, NULL, &h));
-  GTS_EQ64(info_of(h, GTSTORAGE_SIDE_HOST).readonly, 1);
+  GTS_EQ64(gts_info(h, GTSTORAGE_SIDE_HOST).readonly, 1);
   GTS_EXPECT(gtstorage_fill_double(h, 9.0), GTSTORAGE_ERROR_READONLY, "read-only");
   a.ndim = 1;
   a.shape = shape;
@@ -259,7 +251,7 @@ static void byte_offset_and_negative_strides(void** state) {
   (void)state;
   p->versioned.dl_tensor.byte_offset = 4 * sizeof(double);
   GTS_OK(gtstorage_wrap_dlpack(&p->versioned, GTSTORAGE_DLPACK_VERSIONED, NULL, &h));
-  info = info_of(h, GTSTORAGE_SIDE_HOST);
+  info = gts_info(h, GTSTORAGE_SIDE_HOST);
   assert_ptr_equal(info.data, buf + 4);
   GTS_EQ64(info.strides[0], -32);
   assert_true(read_at(h, 0, 0) == 4.0);
@@ -288,7 +280,7 @@ static void dtypes_and_empty_tensors(void** state) {
     producer* p = make_producer(&log, buf, 1, shape, NULL, cases[c].code, cases[c].bits);
     gtstorage_handle h = 0;
     GTS_OK(gtstorage_wrap_dlpack(&p->versioned, GTSTORAGE_DLPACK_VERSIONED, NULL, &h));
-    assert_string_equal(info_of(h, GTSTORAGE_SIDE_HOST).typestr, cases[c].typestr);
+    assert_string_equal(gts_info(h, GTSTORAGE_SIDE_HOST).typestr, cases[c].typestr);
     GTS_OK(gtstorage_release(h));
   }
   {
@@ -296,7 +288,7 @@ static void dtypes_and_empty_tensors(void** state) {
     producer* p = make_producer(&log, NULL, 2, empty, NULL, kDLFloat, 64);
     gtstorage_handle h = 0;
     GTS_OK(gtstorage_wrap_dlpack(&p->legacy, GTSTORAGE_DLPACK_LEGACY, NULL, &h));
-    GTS_EQ64(info_of(h, GTSTORAGE_SIDE_HOST).nbytes, 0);
+    GTS_EQ64(gts_info(h, GTSTORAGE_SIDE_HOST).nbytes, 0);
     GTS_OK(gtstorage_release(h));
   }
   GTS_EQ64(log.calls, (int64_t)(sizeof cases / sizeof cases[0]) + 1);
@@ -311,8 +303,8 @@ static void zero_dim_tensor(void** state) {
   (void)state;
   p->versioned.dl_tensor.shape = NULL;
   GTS_OK(gtstorage_wrap_dlpack(&p->versioned, GTSTORAGE_DLPACK_VERSIONED, NULL, &h));
-  GTS_EQ64(info_of(h, GTSTORAGE_SIDE_HOST).ndim, 0);
-  assert_ptr_equal(info_of(h, GTSTORAGE_SIDE_HOST).data, &value);
+  GTS_EQ64(gts_info(h, GTSTORAGE_SIDE_HOST).ndim, 0);
+  assert_ptr_equal(gts_info(h, GTSTORAGE_SIDE_HOST).data, &value);
   GTS_OK(gtstorage_fill_double(h, 8.0));
   assert_true(value == 8.0);
   GTS_OK(gtstorage_release(h));
@@ -596,14 +588,14 @@ static void emulated_device_export_round_trip(void** state) {
   c.preset = "gt:gpu";
   c.init = GTSTORAGE_INIT_ONES;
   GTS_OK(gtstorage_create(&c, &owner));
-  oi = info_of(owner, GTSTORAGE_SIDE_DEVICE);
+  oi = gts_info(owner, GTSTORAGE_SIDE_DEVICE);
   GTS_OK(gtstorage_to_dlpack_versioned(owner, GTSTORAGE_SIDE_DEVICE, &t));
   GTS_EQ64(t->dl_tensor.device.device_type, kDLExtDev);
   GTS_OK(gtstorage_wrap_dlpack(t, GTSTORAGE_DLPACK_VERSIONED, NULL, &back));
   GTS_OK(gtstorage_release(owner));
   GTS_OK(gtstorage_has_side(back, GTSTORAGE_SIDE_HOST, &has));
   GTS_EQ64(has, 0);
-  wi = info_of(back, GTSTORAGE_SIDE_DEVICE);
+  wi = gts_info(back, GTSTORAGE_SIDE_DEVICE);
   assert_ptr_equal(wi.data, oi.data);
   GTS_EQ64(wi.device_type, GTSTORAGE_DL_EXT_DEV);
   GTS_EQ64(wi.device_id, oi.device_id);
@@ -650,8 +642,8 @@ static void emulated_device_hand_made_tensor(void** state) {
   p = make_producer(&log, dev, 2, shape, NULL, kDLFloat, 64);
   p->legacy.dl_tensor.device.device_type = kDLExtDev;
   GTS_OK(gtstorage_wrap_dlpack(&p->legacy, GTSTORAGE_DLPACK_LEGACY, NULL, &h));
-  assert_ptr_equal(info_of(h, GTSTORAGE_SIDE_DEVICE).data, dev);
-  GTS_EQ64(info_of(h, GTSTORAGE_SIDE_DEVICE).device_type, GTSTORAGE_DL_EXT_DEV);
+  assert_ptr_equal(gts_info(h, GTSTORAGE_SIDE_DEVICE).data, dev);
+  GTS_EQ64(gts_info(h, GTSTORAGE_SIDE_DEVICE).device_type, GTSTORAGE_DL_EXT_DEV);
   GTS_OK(gtstorage_release(h));
   GTS_EQ64(log.calls, 1);
   log.calls = 0;

@@ -19,32 +19,15 @@
 static const double kCanary = -12345.0;
 
 static gtstorage_create_options host_options(uint32_t ndim, const int64_t* shape) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = ndim;
-  o.shape = shape;
+  gtstorage_create_options o = gts_options(ndim, shape, NULL);
   o.dtype = "<f8";
   o.device = GTSTORAGE_DEVICE_CPU;
   return o;
 }
 
-static gtstorage_handle create_ok(const gtstorage_create_options* o) {
-  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
-  GTS_OK(gtstorage_create(o, &h));
-  assert_true(h != GTSTORAGE_NULL_HANDLE);
-  return h;
-}
-
-static gtstorage_interface_info describe(gtstorage_handle h, int32_t side) {
-  gtstorage_interface_info info;
-  memset(&info, 0, sizeof info);
-  info.struct_size = sizeof info;
-  GTS_OK(gtstorage_interface(h, side, &info));
-  return info;
-}
-
 /* The one element of a 0-d host storage, read through the descriptor (not through the API). */
 static double scalar_of(gtstorage_handle h) {
-  gtstorage_interface_info info = describe(h, GTSTORAGE_SIDE_HOST);
+  gtstorage_interface_info info = gts_info(h, GTSTORAGE_SIDE_HOST);
   double v = 0.0;
   assert_int_equal(info.ndim, 0);
   assert_non_null(info.data);
@@ -100,9 +83,9 @@ static void scalar_create_every_init(void** state) {
   gtstorage_create_options o = host_options(0, NULL);
   gtstorage_handle h;
   /* uninitialized: exists, one element at a non-null address */
-  h = create_ok(&o);
+  h = gts_create(&o);
   {
-    gtstorage_interface_info info = describe(h, GTSTORAGE_SIDE_HOST);
+    gtstorage_interface_info info = gts_info(h, GTSTORAGE_SIDE_HOST);
     GTS_EQ64(info.ndim, 0);
     assert_non_null(info.data);
     GTS_EQ64(info.nbytes, 8);
@@ -115,12 +98,12 @@ static void scalar_create_every_init(void** state) {
   GTS_OK(gtstorage_release(h));
   /* zeros */
   o.init = GTSTORAGE_INIT_ZEROS;
-  h = create_ok(&o);
+  h = gts_create(&o);
   assert_true(scalar_of(h) == 0.0);
   GTS_OK(gtstorage_release(h));
   /* ones */
   o.init = GTSTORAGE_INIT_ONES;
-  h = create_ok(&o);
+  h = gts_create(&o);
   assert_true(scalar_of(h) == 1.0);
   GTS_OK(gtstorage_release(h));
   /* value */
@@ -128,7 +111,7 @@ static void scalar_create_every_init(void** state) {
     const double v = 42.5;
     o.init = GTSTORAGE_INIT_VALUE;
     o.fill_value = &v;
-    h = create_ok(&o);
+    h = gts_create(&o);
     assert_true(scalar_of(h) == 42.5);
     GTS_OK(gtstorage_release(h));
     o.fill_value = NULL;
@@ -142,7 +125,7 @@ static void scalar_create_every_init(void** state) {
     src.dtype = "<f4";
     o.init = GTSTORAGE_INIT_COPY;
     o.source = &src;
-    h = create_ok(&o);
+    h = gts_create(&o);
     assert_true(scalar_of(h) == 7.25);
     assert_true(scalar_copied(h) == 7.25);
     GTS_OK(gtstorage_release(h));
@@ -165,15 +148,15 @@ static void scalar_copy_fill(void** state) {
   gtstorage_handle a, b;
   o.init = GTSTORAGE_INIT_VALUE;
   o.fill_value = &v;
-  a = create_ok(&o);
+  a = gts_create(&o);
   o.init = GTSTORAGE_INIT_ZEROS;
   o.fill_value = NULL;
   o.dtype = "<i4"; /* a copy converts */
-  b = create_ok(&o);
+  b = gts_create(&o);
   GTS_OK(gtstorage_copy(b, a));
   {
     int32_t got = 0;
-    gtstorage_interface_info info = describe(b, GTSTORAGE_SIDE_HOST);
+    gtstorage_interface_info info = gts_info(b, GTSTORAGE_SIDE_HOST);
     memcpy(&got, info.data, sizeof got);
     GTS_EQ64(got, 3);
   }
@@ -197,7 +180,7 @@ static void scalar_copy_fill(void** state) {
     gtstorage_create_options co = host_options(1, one);
     gtstorage_handle c;
     co.init = GTSTORAGE_INIT_ZEROS;
-    c = create_ok(&co);
+    c = gts_create(&co);
     GTS_EXPECT(gtstorage_copy(c, a), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
     GTS_OK(gtstorage_release(c));
   }
@@ -211,8 +194,8 @@ static void scalar_views_and_wrap(void** state) {
   const double v = 5.0;
   o.init = GTSTORAGE_INIT_VALUE;
   o.fill_value = &v;
-  gtstorage_handle h = create_ok(&o), s, t, d;
-  const gtstorage_interface_info base = describe(h, GTSTORAGE_SIDE_HOST);
+  gtstorage_handle h = gts_create(&o), s, t, d;
+  const gtstorage_interface_info base = gts_info(h, GTSTORAGE_SIDE_HOST);
   /* slicing with no specs (spec may be NULL for nspec 0), transposing 0 axes, domain_view */
   GTS_OK(gtstorage_slice(h, NULL, 0, &s));
   GTS_OK(gtstorage_transpose(h, NULL, 0, &t));
@@ -220,7 +203,7 @@ static void scalar_views_and_wrap(void** state) {
   {
     const gtstorage_handle views[3] = {s, t, d};
     for (int i = 0; i < 3; ++i) {
-      gtstorage_interface_info info = describe(views[i], GTSTORAGE_SIDE_HOST);
+      gtstorage_interface_info info = gts_info(views[i], GTSTORAGE_SIDE_HOST);
       GTS_EQ64(info.ndim, 0);
       assert_ptr_equal(info.data, base.data);
       GTS_EQ64(info.nbytes, 8);
@@ -257,7 +240,7 @@ static void scalar_views_and_wrap(void** state) {
     w.data = &x;
     GTS_OK(gtstorage_wrap(&w, &wh));
     {
-      gtstorage_interface_info info = describe(wh, GTSTORAGE_SIDE_HOST);
+      gtstorage_interface_info info = gts_info(wh, GTSTORAGE_SIDE_HOST);
       GTS_EQ64(info.ndim, 0);
       assert_ptr_equal(info.data, &x);
       GTS_EQ64(info.nbytes, 8);
@@ -278,7 +261,7 @@ static void scalar_dlpack(void** state) {
   const double v = 2.25;
   o.init = GTSTORAGE_INIT_VALUE;
   o.fill_value = &v;
-  gtstorage_handle h = create_ok(&o);
+  gtstorage_handle h = gts_create(&o);
   struct DLManagedTensorVersioned* t = NULL;
   struct DLManagedTensor* l = NULL;
   GTS_OK(gtstorage_to_dlpack_versioned(h, GTSTORAGE_SIDE_HOST, &t));
@@ -299,7 +282,7 @@ static void scalar_dlpack(void** state) {
     memcpy(&got, (char*)t->dl_tensor.data + t->dl_tensor.byte_offset, sizeof got);
     assert_true(got == 2.25);
   }
-  h = create_ok(&o);
+  h = gts_create(&o);
   GTS_OK(gtstorage_to_dlpack(h, GTSTORAGE_SIDE_HOST, &l));
   GTS_EQ64(l->dl_tensor.ndim, 0);
   assert_non_null(l->dl_tensor.data);
@@ -362,8 +345,8 @@ static void empty_plan_and_interface(void** state) {
       const double v = 1.0;
       o.init = init;
       o.fill_value = init == GTSTORAGE_INIT_VALUE ? &v : NULL;
-      gtstorage_handle h = create_ok(&o);
-      gtstorage_interface_info info = describe(h, GTSTORAGE_SIDE_HOST);
+      gtstorage_handle h = gts_create(&o);
+      gtstorage_interface_info info = gts_info(h, GTSTORAGE_SIDE_HOST);
       GTS_EQ64(info.ndim, c->ndim);
       assert_non_null(info.data); /* a valid address, never dereferenced */
       GTS_EQ64(info.nbytes, 0);
@@ -397,7 +380,7 @@ static void empty_copy_fill_view_export(void** state) {
   for (size_t i = 0; i < sizeof kEmpty / sizeof kEmpty[0]; ++i) {
     const empty_case* c = &kEmpty[i];
     gtstorage_create_options o = empty_options(c);
-    gtstorage_handle a = create_ok(&o), b;
+    gtstorage_handle a = gts_create(&o), b;
     /* copy from an empty caller array without a pointer, and from a storage of another dtype */
     {
       gtstorage_array src = GTSTORAGE_ARRAY_INIT;
@@ -406,7 +389,7 @@ static void empty_copy_fill_view_export(void** state) {
       o.init = GTSTORAGE_INIT_COPY;
       o.source = &src;
       o.dtype = "<f4";
-      b = create_ok(&o);
+      b = gts_create(&o);
       GTS_OK(gtstorage_copy_from_array(b, &src));
       GTS_OK(gtstorage_copy_to_array(&src, b));
     }
@@ -431,7 +414,7 @@ static void empty_copy_fill_view_export(void** state) {
       GTS_OK(gtstorage_domain_view(a, &v[1]));
       GTS_OK(gtstorage_transpose(a, perm, c->ndim, &v[2]));
       for (int k = 0; k < 3; ++k) {
-        gtstorage_interface_info info = describe(v[k], GTSTORAGE_SIDE_HOST);
+        gtstorage_interface_info info = gts_info(v[k], GTSTORAGE_SIDE_HOST);
         GTS_EQ64(info.nbytes, 0);
         assert_non_null(info.data);
         GTS_OK(gtstorage_fill_double(v[k], 2.0));
@@ -480,7 +463,7 @@ static void empty_slices_touch_nothing(void** state) {
     for (int k = 0; k < 4; ++k) {
       gtstorage_handle v, vv, e;
       GTS_OK(gtstorage_slice(h, specs[k], 2, &v));
-      gtstorage_interface_info info = describe(v, GTSTORAGE_SIDE_HOST);
+      gtstorage_interface_info info = gts_info(v, GTSTORAGE_SIDE_HOST);
       GTS_EQ64(info.shape[0], want[k][0]);
       GTS_EQ64(info.shape[1], want[k][1]);
       GTS_EQ64(info.nbytes, 0);
@@ -492,7 +475,7 @@ static void empty_slices_touch_nothing(void** state) {
       {
         gtstorage_create_options o = host_options(2, info.shape);
         o.init = GTSTORAGE_INIT_ONES;
-        e = create_ok(&o);
+        e = gts_create(&o);
       }
       GTS_OK(gtstorage_copy(v, e));
       GTS_OK(gtstorage_copy(e, v));
@@ -536,8 +519,8 @@ static void scalar_on_device(void** state) {
   gtstorage_create_options o = gpu_options(0, NULL, GTSTORAGE_MANAGED_MIRROR);
   o.init = GTSTORAGE_INIT_VALUE;
   o.fill_value = &v;
-  gtstorage_handle h = create_ok(&o);
-  gtstorage_interface_info dev = describe(h, GTSTORAGE_SIDE_DEVICE);
+  gtstorage_handle h = gts_create(&o);
+  gtstorage_interface_info dev = gts_info(h, GTSTORAGE_SIDE_DEVICE);
   int64_t h2d = 0, d2h = 0;
   GTS_EQ64(dev.ndim, 0);
   assert_non_null(dev.data);
@@ -548,7 +531,7 @@ static void scalar_on_device(void** state) {
   GTS_EQ64(h2d, 1);
   /* overwrite the host copy behind the library's back, then bring the device's value back */
   {
-    gtstorage_interface_info host = describe(h, GTSTORAGE_SIDE_HOST);
+    gtstorage_interface_info host = gts_info(h, GTSTORAGE_SIDE_HOST);
     memcpy(host.data, &kCanary, sizeof kCanary);
   }
   GTS_OK(gtstorage_sync(h, GTSTORAGE_SYNC_SET_DEVICE_MODIFIED, 0));
@@ -574,12 +557,12 @@ static void scalar_on_device(void** state) {
     for (int k = 0; k < 2; ++k) {
       gtstorage_create_options d = gpu_options(0, NULL, kinds[k]);
       d.init = GTSTORAGE_INIT_ONES;
-      gtstorage_handle g = create_ok(&d), g2;
+      gtstorage_handle g = gts_create(&d), g2;
       assert_true(scalar_copied(g) == 1.0);
       GTS_OK(gtstorage_fill_double(g, 6.5));
       assert_true(scalar_copied(g) == 6.5);
       d.init = GTSTORAGE_INIT_ZEROS;
-      g2 = create_ok(&d);
+      g2 = gts_create(&d);
       GTS_OK(gtstorage_copy(g2, g));
       assert_true(scalar_copied(g2) == 6.5);
       GTS_OK(gtstorage_release(g2));
@@ -598,8 +581,8 @@ static void empty_on_device(void** state) {
     for (int k = 0; k < 3; ++k) {
       gtstorage_create_options o = gpu_options(c->ndim, c->shape, kinds[k]);
       o.init = GTSTORAGE_INIT_ONES;
-      gtstorage_handle h = create_ok(&o), host;
-      gtstorage_interface_info dev = describe(h, GTSTORAGE_SIDE_DEVICE);
+      gtstorage_handle h = gts_create(&o), host;
+      gtstorage_interface_info dev = gts_info(h, GTSTORAGE_SIDE_DEVICE);
       int64_t h2d = -1, d2h = -1;
       assert_non_null(dev.data);
       GTS_EQ64(dev.nbytes, 0);
@@ -613,7 +596,7 @@ static void empty_on_device(void** state) {
       GTS_OK(gtstorage_fill_double(h, 3.0));
       {
         gtstorage_create_options ho = host_options(c->ndim, c->shape);
-        host = create_ok(&ho);
+        host = gts_create(&ho);
       }
       GTS_OK(gtstorage_copy(h, host));
       GTS_OK(gtstorage_copy(host, h));

@@ -19,9 +19,7 @@ static void expect_value_named(const char* what, const char* param, const char* 
 static void original_ndim_in_messages(void** state) {
   (void)state;
   gtstorage_handle h = 0;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = UINT32_MAX;
-  o.shape = shape3;
+  gtstorage_create_options o = gts_options(UINT32_MAX, shape3, NULL);
   GTS_EXPECT(gtstorage_create(&o, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "ndim");
   expect_value_named("create", "ndim", "4294967295");
   gtstorage_plan_info plan = GTSTORAGE_PLAN_INFO_INIT;
@@ -70,9 +68,7 @@ static void original_ndim_in_messages(void** state) {
 
 static void two_handle_calls_name_src_and_dst(void** state) {
   (void)state;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape3;
+  gtstorage_create_options o = gts_options(3, shape3, NULL);
   gtstorage_handle good = 0, gone = 0, v = 0;
   GTS_OK(gtstorage_create(&o, &good));
   GTS_OK(gtstorage_create(&o, &gone));
@@ -102,9 +98,7 @@ static void two_handle_calls_name_src_and_dst(void** state) {
 
 static void enum_fields_named(void** state) {
   (void)state;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape3;
+  gtstorage_create_options o = gts_options(3, shape3, NULL);
   o.host_memory = 9;
   gtstorage_handle h = 0;
   GTS_EXPECT(gtstorage_create(&o, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "host_memory");
@@ -118,12 +112,7 @@ static void misaligned_host_data_accepted(void** state) {
   for (int offset = 1; offset < 8; offset += 3) {
     unsigned char* base = raw + offset;
     assert_true(((uintptr_t)base) % 8 != 0);
-    gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-    w.ndim = 3;
-    w.shape = shape3;
-    w.data = base;
-    gtstorage_handle h = 0;
-    GTS_OK(gtstorage_wrap(&w, &h));
+    gtstorage_handle h = gts_wrap_host(3, shape3, base);
     gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
     GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
     assert_ptr_equal(info.data, base); /* reported as it is */
@@ -142,10 +131,7 @@ static void misaligned_host_data_accepted(void** state) {
     a.shape = shape3;
     a.data = in;
     GTS_OK(gtstorage_copy_from_array(h, &a));
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-    o.ndim = 3;
-    o.shape = shape3;
-    o.preset = "F";
+    gtstorage_create_options o = gts_options(3, shape3, "F");
     gtstorage_handle f = 0;
     GTS_OK(gtstorage_create(&o, &f));
     GTS_OK(gtstorage_copy(f, h));

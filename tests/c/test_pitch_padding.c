@@ -10,21 +10,10 @@
 
 static gtstorage_create_options options_3d(const int64_t* shape, const char* preset,
                                            const char* dtype, int32_t padding) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape;
-  o.preset = preset;
+  gtstorage_create_options o = gts_options(3, shape, preset);
   o.dtype = dtype;
   o.pitch_padding = padding;
   return o;
-}
-
-static gtstorage_plan_info plan_of(const gtstorage_create_options* o) {
-  gtstorage_plan_info p;
-  memset(&p, 0, sizeof p);
-  p.struct_size = sizeof p;
-  GTS_OK(gtstorage_plan(o, &p));
-  return p;
 }
 
 /* The 512x512x128 float64 field of gtstorage-bench in both CPU stride orders. */
@@ -33,7 +22,7 @@ static void test_bench_field_strides(void** state) {
   const int64_t shape[3] = {512, 512, 128};
   gtstorage_create_options o =
       options_3d(shape, "F", "<f8", GTSTORAGE_PITCH_PADDING_AVOID_ALIASING);
-  gtstorage_plan_info p = plan_of(&o);
+  gtstorage_plan_info p = gts_plan_of(&o);
   /* J rows: 4096 -> 4160 (65 lines); planes: 4160 * 512 = 2129920 (a 4 KiB multiple) -> +64. */
   GTS_EQ64(p.strides[0], 8);
   GTS_EQ64(p.strides[1], 4160);
@@ -42,19 +31,19 @@ static void test_bench_field_strides(void** state) {
   GTS_EQ64(p.padded_shape[0], 512); /* only strides grow; extents keep GT4Py's padding */
 
   o = options_3d(shape, "gt:cpu_kfirst", "<f8", GTSTORAGE_PITCH_PADDING_AVOID_ALIASING);
-  p = plan_of(&o);
+  p = gts_plan_of(&o);
   GTS_EQ64(p.strides[2], 8);
   GTS_EQ64(p.strides[1], 1024);   /* below 4 KiB: kept */
   GTS_EQ64(p.strides[0], 524352); /* 512 KiB + 64 */
 
   o = options_3d(shape, "gt:cpu_kfirst", "<f4", GTSTORAGE_PITCH_PADDING_AVOID_ALIASING);
-  p = plan_of(&o);
+  p = gts_plan_of(&o);
   GTS_EQ64(p.strides[0], 262208); /* 256 KiB + 64 */
   GTS_EQ64(p.strides[1], 512);
 
   /* The default, and NONE given explicitly, are GT4Py's strides. */
   o = options_3d(shape, "F", "<f8", GTSTORAGE_PITCH_PADDING_NONE);
-  p = plan_of(&o);
+  p = gts_plan_of(&o);
   GTS_EQ64(p.strides[1], 4096);
   GTS_EQ64(p.strides[2], 2097152);
   gtstorage_create_options d = GTSTORAGE_CREATE_OPTIONS_INIT;
@@ -67,11 +56,11 @@ static void test_memo_keys_on_padding(void** state) {
   const int64_t shape[3] = {64, 64, 8};
   for (int round = 0; round < 3; ++round) {
     gtstorage_create_options o = options_3d(shape, "F", "<f8", GTSTORAGE_PITCH_PADDING_NONE);
-    GTS_EQ64(plan_of(&o).strides[1], 512);
-    GTS_EQ64(plan_of(&o).strides[2], 32768);
+    GTS_EQ64(gts_plan_of(&o).strides[1], 512);
+    GTS_EQ64(gts_plan_of(&o).strides[2], 32768);
     o.pitch_padding = GTSTORAGE_PITCH_PADDING_AVOID_ALIASING;
-    GTS_EQ64(plan_of(&o).strides[1], 512);
-    GTS_EQ64(plan_of(&o).strides[2], 32832);
+    GTS_EQ64(gts_plan_of(&o).strides[1], 512);
+    GTS_EQ64(gts_plan_of(&o).strides[2], 32832);
   }
 }
 
@@ -83,9 +72,9 @@ static void test_v10_struct_size_reads_no_padding(void** state) {
   gtstorage_create_options o =
       options_3d(shape, "F", "<f8", GTSTORAGE_PITCH_PADDING_AVOID_ALIASING);
   o.struct_size = (uint32_t)offsetof(gtstorage_create_options, pool);
-  GTS_EQ64(plan_of(&o).strides[1], 4096);
+  GTS_EQ64(gts_plan_of(&o).strides[1], 4096);
   o.struct_size = sizeof o;
-  GTS_EQ64(plan_of(&o).strides[1], 4160);
+  GTS_EQ64(gts_plan_of(&o).strides[1], 4160);
 }
 
 /* An alignment of 4 KiB or more leaves no odd multiple off 4 KiB: nothing is padded. A
@@ -96,17 +85,17 @@ static void test_alignment_sets_the_unit(void** state) {
   gtstorage_create_options o =
       options_3d(shape, "F", "<f8", GTSTORAGE_PITCH_PADDING_AVOID_ALIASING);
   o.alignment_bytes = 4096;
-  gtstorage_plan_info p = plan_of(&o);
+  gtstorage_plan_info p = gts_plan_of(&o);
   GTS_EQ64(p.strides[1], 4096);
   GTS_EQ64(p.strides[2], 4096 * 64);
   o.alignment_bytes = 256;
-  p = plan_of(&o);
+  p = gts_plan_of(&o);
   GTS_EQ64(p.strides[1], 4352); /* 17 * 256 */
   GTS_EQ64(p.strides[2], 4352 * 64 + 256);
   /* 24 bytes (3 items): I padded to 513 items, J stride 4104; u = lcm(64, 24) = 192, so 4104 ->
    * 22 * 192 (even) -> 23 * 192 = 4416; K stride 4416 * 64 = 1472 * 192 (even) -> + 192. */
   o.alignment_bytes = 24;
-  p = plan_of(&o);
+  p = gts_plan_of(&o);
   GTS_EQ64(p.padded_shape[0], 513);
   GTS_EQ64(p.strides[1], 4416);
   GTS_EQ64(p.strides[2], 4416 * 64 + 192);
@@ -150,16 +139,13 @@ static void test_rule_over_random_requests(void** state) {
     }
     int64_t alignment = alignments[rnd(9)];
     if (alignment != 0 && alignment % sizes[t] != 0 && sizes[t] % alignment != 0) alignment = 0;
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-    o.ndim = (uint32_t)ndim;
-    o.shape = shape;
+    gtstorage_create_options o = gts_options((uint32_t)ndim, shape, presets[rnd(5)]);
     o.halo = halo;
     o.dtype = dtypes[t];
-    o.preset = presets[rnd(5)];
     o.alignment_bytes = alignment;
-    const gtstorage_plan_info plain = plan_of(&o);
+    const gtstorage_plan_info plain = gts_plan_of(&o);
     o.pitch_padding = GTSTORAGE_PITCH_PADDING_AVOID_ALIASING;
-    const gtstorage_plan_info p = plan_of(&o);
+    const gtstorage_plan_info p = gts_plan_of(&o);
 
     const int64_t itemsize = plain.itemsize;
     const int64_t u = lcm64(lcm64(64, plain.alignment_bytes), itemsize);

@@ -14,20 +14,13 @@
 
 static gtstorage_handle make(const int64_t* shape, uint32_t ndim, const char* preset,
                              int32_t init) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = ndim;
-  o.shape = shape;
-  o.preset = preset;
+  gtstorage_create_options o = gts_options(ndim, shape, preset);
   o.init = init;
-  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
-  GTS_OK(gtstorage_create(&o, &h));
-  return h;
+  return gts_create(&o);
 }
 
 static void* host_data(gtstorage_handle h) {
-  void* p = NULL;
-  GTS_OK(gtstorage_data(h, GTSTORAGE_SIDE_HOST, &p));
-  return p;
+  return gts_data(h, GTSTORAGE_SIDE_HOST);
 }
 
 static gtstorage_pool_stats pool(int32_t memory) {
@@ -87,14 +80,6 @@ static void uninitialized_keeps_contents(void** state) {
   GTS_OK(gtstorage_release(b));
 }
 
-static gtstorage_interface_info describe(gtstorage_handle h) {
-  gtstorage_interface_info info;
-  memset(&info, 0, sizeof info);
-  info.struct_size = sizeof info;
-  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
-  return info;
-}
-
 static void expect_all(gtstorage_handle h, int64_t n, double value) {
   const double* v = (const double*)host_data(h);
   for (int64_t i = 0; i < n; ++i) {
@@ -112,7 +97,7 @@ static void small_storages_are_kept(void** state) {
   gtstorage_stats before = GTSTORAGE_STATS_INIT;
   GTS_OK(gtstorage_get_stats(&before));
   gtstorage_handle a = make(shape, 3, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
-  const gtstorage_interface_info first = describe(a);
+  const gtstorage_interface_info first = gts_host_info(a);
   double* p = (double*)host_data(a);
   for (int i = 0; i < 64; ++i) p[i] = 7.0;
   GTS_OK(gtstorage_release(a));
@@ -126,10 +111,7 @@ static void small_storages_are_kept(void** state) {
   GTS_OK(gtstorage_release(b));
 
   const double value = 2.5;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape;
-  o.preset = "numpy";
+  gtstorage_create_options o = gts_options(3, shape, "numpy");
   o.init = GTSTORAGE_INIT_VALUE;
   o.fill_value = &value;
   o.readonly = 1;
@@ -151,7 +133,7 @@ static void small_storages_are_kept(void** state) {
   GTS_OK(gtstorage_release(d));
   GTS_OK(gtstorage_release(view));
   gtstorage_handle e = make(shape, 3, "numpy", GTSTORAGE_INIT_ZEROS);
-  const gtstorage_interface_info again = describe(e);
+  const gtstorage_interface_info again = gts_host_info(e);
   assert_int_equal(again.ndim, 3);
   for (int k = 0; k < 3; ++k) {
     assert_int_equal(again.shape[k], first.shape[k]);
@@ -216,9 +198,7 @@ static void per_storage_switch(void** state) {
   (void)state;
   /* GTSTORAGE_POOL_OFF: fresh memory, freed at release, never kept; the default is pooled. */
   const int64_t shape[1] = {1 << 17};
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 1;
-  o.shape = shape;
+  gtstorage_create_options o = gts_options(1, shape, NULL);
   o.pool = GTSTORAGE_POOL_OFF;
   gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
   const gtstorage_pool_stats before = pool(GTSTORAGE_MEMORY_HOST);
@@ -250,9 +230,7 @@ static void* worker(void* p) {
   struct worker_arg* w = (struct worker_arg*)p;
   for (int i = 0; i < 200; ++i) {
     const int64_t shape[1] = {1024 + 512 * ((i + w->id) % 5)};
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-    o.ndim = 1;
-    o.shape = shape;
+    gtstorage_create_options o = gts_options(1, shape, NULL);
     o.init = GTSTORAGE_INIT_ZEROS;
     gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
     if (gtstorage_create(&o, &h) != GTSTORAGE_OK) {
@@ -373,10 +351,7 @@ static void device_blocks_are_reused(void** state) {
   assert_true(after.in_use_bytes > 0);
   GTS_OK(gtstorage_release(b));
   /* Pinned host memory for mirrors of a pinned host side. */
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape;
-  o.preset = "gt:gpu";
+  gtstorage_create_options o = gts_options(3, shape, "gt:gpu");
   o.managed = GTSTORAGE_MANAGED_MIRROR;
   o.host_memory = GTSTORAGE_HOST_PINNED;
   gtstorage_handle m = GTSTORAGE_NULL_HANDLE;

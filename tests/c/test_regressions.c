@@ -17,10 +17,7 @@ static int use_emulated(void** state) {
 /* Device memory to wrap: the device side of a device-only storage of n doubles (wrapping
  * host memory as device data is refused). */
 static void* device_memory(int64_t n, gtstorage_handle* owner) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 1;
-  o.shape = &n;
-  o.preset = "gt:gpu";
+  gtstorage_create_options o = gts_options(1, &n, "gt:gpu");
   GTS_OK(gtstorage_create(&o, owner));
   void* p = NULL;
   GTS_OK(gtstorage_data(*owner, GTSTORAGE_SIDE_DEVICE, &p));
@@ -98,9 +95,7 @@ static void overlapping_copies_read_the_source_first(void** state) {
 /* Extreme slice steps: no signed overflow (UBSan aborts the sanitizer build otherwise). */
 static void extreme_slice_steps(void** state) {
   (void)state;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape3;
+  gtstorage_create_options o = gts_options(3, shape3, NULL);
   gtstorage_handle h = 0, v = 0;
   GTS_OK(gtstorage_create(&o, &h));
   gtstorage_slice_spec spec[3] = {GTSTORAGE_SLICE_ALL, GTSTORAGE_SLICE_ALL, GTSTORAGE_SLICE_ALL};
@@ -173,10 +168,7 @@ static void int64_min_strides_are_rejected(void** state) {
 /* Transfers made by the copy API are counted like those made by syncs. */
 static void copy_api_transfers_are_counted(void** state) {
   (void)state;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape3;
-  o.preset = "gt:gpu";
+  gtstorage_create_options o = gts_options(3, shape3, "gt:gpu");
   gtstorage_handle h = 0;
   GTS_OK(gtstorage_create(&o, &h));
   double buf[120];

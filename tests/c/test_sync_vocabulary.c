@@ -10,15 +10,10 @@ static const int64_t shape3[3] = {6, 5, 4};
 enum { N = 6 * 5 * 4 };
 
 static gtstorage_handle make(int32_t managed, int32_t device) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape3;
-  o.preset = "gt:gpu";
+  gtstorage_create_options o = gts_options(3, shape3, "gt:gpu");
   o.device = device;
   o.managed = managed;
-  gtstorage_handle h = 0;
-  GTS_OK(gtstorage_create(&o, &h));
-  return h;
+  return gts_create(&o);
 }
 
 static int64_t h2d(gtstorage_handle h) {

@@ -197,9 +197,7 @@ static void race_rendezvous(int i) {
 static void* racing_release_worker(void* arg) {
   worker* w = (worker*)arg;
   int64_t shape[1] = {4};
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 1;
-  o.shape = shape;
+  gtstorage_create_options o = gts_options(1, shape, NULL);
   pthread_barrier_wait(w->barrier);
   for (int i = 0; i < RACE_N; ++i) {
     race_rendezvous(i);
@@ -287,10 +285,8 @@ typedef struct err_worker {
 
 static int make_error(const char* param) {
   int64_t shape[3] = {4, 5, 6}, neg[3] = {4, -5, 6}, halo[6] = {9, 9, 0, 0, 0, 0};
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o = gts_options(3, shape, NULL);
   gtstorage_handle h = 0;
-  o.ndim = 3;
-  o.shape = shape;
   if (strcmp(param, "dtype") == 0) o.dtype = "<f3";
   if (strcmp(param, "shape") == 0) o.shape = neg;
   if (strcmp(param, "halo") == 0) o.halo = halo;

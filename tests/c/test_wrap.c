@@ -320,9 +320,7 @@ static void test_wrap_readonly(void** state) {
   GTS_EXPECT(gtstorage_fill_double(h, 0.0), GTSTORAGE_ERROR_READONLY, "read");
   GTS_EXPECT(gtstorage_copy_from_array(h, &a), GTSTORAGE_ERROR_READONLY, "read");
   {
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-    o.ndim = 2;
-    o.shape = shape;
+    gtstorage_create_options o = gts_options(2, shape, NULL);
     o.init = GTSTORAGE_INIT_ZEROS;
     GTS_OK(gtstorage_create(&o, &other));
     GTS_EXPECT(gtstorage_copy(h, other), GTSTORAGE_ERROR_READONLY, "read");

@@ -25,32 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank_ = 0, size_ = 1, failures = 0, checks = 0;
-static const char* config = "";
-
-static void failed(const char* file, int line, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "[rank %d] %s:%d (%s): ", rank_, file, line, config);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\n");
-  va_end(ap);
-  ++failures;
-}
-
-#define CHECK(cond, ...)                                  \
-  do {                                                    \
-    ++checks;                                             \
-    if (!(cond)) failed(__FILE__, __LINE__, __VA_ARGS__); \
-  } while (0)
-#define OK(call)                                                                    \
-  do {                                                                              \
-    int rc_ = (call);                                                               \
-    ++checks;                                                                       \
-    if (rc_ != GTSTORAGE_OK)                                                        \
-      failed(__FILE__, __LINE__, "%s -> %s: %s", #call, gtstorage_status_name(rc_), \
-             gtstorage_last_error());                                               \
-  } while (0)
+#include "support.h"
 
 /* A status @p rc that must be @p status with a message containing every one of @p texts
  * (NULL-terminated). */
@@ -70,10 +45,6 @@ static void expect(const char* file, int line, int rc, int status, ...) {
   }
 }
 #define EXPECT(rc, status, ...) expect(__FILE__, __LINE__, (rc), (status), __VA_ARGS__, NULL)
-
-static int64_t comm_f(MPI_Comm c) {
-  return (int64_t)MPI_Comm_c2f(c);
-}
 
 /* The others' message when rank @p r failed: "failed on rank R: <text>". */
 static const char* failed_on(int r) {
@@ -367,15 +338,9 @@ int main(int argc, char** argv) {
     if (only == NULL || strcmp(only, groups[g].name) == 0) groups[g].run();
   }
 
-  config = "end";
-  gtstorage_stats stats = GTSTORAGE_STATS_INIT;
-  OK(gtstorage_get_stats(&stats));
-  CHECK(stats.live_handles == 0 && stats.live_buffers == 0,
-        "left behind: %lld handles, %lld buffers", (long long)stats.live_handles,
-        (long long)stats.live_buffers);
-  int total = 0, all_checks = 0;
-  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Allreduce(&checks, &all_checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  check_nothing_left();
+  int all_checks = 0;
+  const int total = failures_of_all(&all_checks);
   if (rank_ == 0) {
     printf("%d processes: %d checks, %d failed (%.1f s)\n", size_, all_checks, total,
            MPI_Wtime() - start);

@@ -17,33 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank_ = 0, size_ = 1, failures = 0, checks = 0;
-static const char* config = "";
+#include "support.h"
 
-static void failed(const char* file, int line, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "[rank %d] %s:%d (%s): ", rank_, file, line, config);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\n");
-  va_end(ap);
-  ++failures;
-}
-
-#define CHECK(cond, ...)                                  \
-  do {                                                    \
-    ++checks;                                             \
-    if (!(cond)) failed(__FILE__, __LINE__, __VA_ARGS__); \
-  } while (0)
-/* A call that must succeed. */
-#define OK(call)                                                                    \
-  do {                                                                              \
-    int rc_ = (call);                                                               \
-    ++checks;                                                                       \
-    if (rc_ != GTSTORAGE_OK)                                                        \
-      failed(__FILE__, __LINE__, "%s -> %s: %s", #call, gtstorage_status_name(rc_), \
-             gtstorage_last_error());                                               \
-  } while (0)
 /* A call that must fail with @p status and a message containing @p text. */
 #define FAILS(status, text, call)                                                               \
   do {                                                                                          \
@@ -54,10 +29,6 @@ static void failed(const char* file, int line, const char* fmt, ...) {
              gtstorage_status_name(rc_), gtstorage_last_error(), gtstorage_status_name(status), \
              (text));                                                                           \
   } while (0)
-
-static int64_t comm_f(MPI_Comm c) {
-  return (int64_t)MPI_Comm_c2f(c);
-}
 
 /* ---- field values -------------------------------------------------------------------------- */
 
@@ -441,242 +412,50 @@ static void host_cases(void) {
   };
   const int64_t width_21[] = {2, 1, 1, 2}; /* below the halos (2, 3) and (2, 3) */
   const int64_t width_0[] = {0, 2, 1, 0};
-  const exchange_case cases[] = {
-      {"2-D periodic BOX, K-first",
-       2,
-       "IJ",
-       {1, 1},
-       {12, 10},
-       &kfirst,
-       1,
-       1,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_AUTO,
-       -1,
-       2,
-       0},
-      {"2-D non-periodic STAR",
-       2,
-       "IJ",
-       {0, 0},
-       {12, 10},
-       &kfirst,
-       1,
-       2,
-       NULL,
-       GTSTORAGE_EXCHANGE_STAR,
-       GTSTORAGE_EXCHANGE_AUTO,
-       -1,
-       2,
-       0},
-      {"2-D non-periodic BOX",
-       2,
-       "IJ",
-       {0, 0},
-       {12, 10},
-       &kfirst,
-       1,
-       1,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_AUTO,
-       -1,
-       1,
-       0},
-      {"2-D periodic in I only, uneven 13x11",
-       2,
-       "IJ",
-       {1, 0},
-       {13, 11},
-       three_layouts,
-       3,
-       3,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_AUTO,
-       -1,
-       2,
-       0},
-      {"1-D I periodic, halos (1,1) (2,3) (3,0)",
-       1,
-       "I",
-       {1},
-       {23},
-       halos,
-       3,
-       3,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_AUTO,
-       -1,
-       2,
-       0},
-      {"1-D J non-periodic, halos (1,1) (2,3) (3,0)",
-       1,
-       "J",
-       {0},
-       {20},
-       halos,
-       3,
-       3,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_AUTO,
-       -1,
-       2,
-       0},
-      {"2-D three layouts, DATATYPE",
-       2,
-       "IJ",
-       {1, 1},
-       {12, 10},
-       three_layouts,
-       3,
-       3,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_DATATYPE,
-       -1,
-       2,
-       0},
-      {"2-D three layouts, PACK",
-       2,
-       "IJ",
-       {1, 1},
-       {12, 10},
-       three_layouts,
-       3,
-       3,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_PACK,
-       -1,
-       2,
-       0},
-      {"2-D faces of 1 MiB and more, PACK",
-       2,
-       "IJ",
-       {1, 1},
-       {6, 768},
-       big_faces,
-       2,
-       2,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_PACK,
-       -1,
-       1,
-       0},
-      {"2-D mixed dtypes",
-       2,
-       "IJ",
-       {1, 1},
-       {11, 9},
-       dtypes,
-       7,
-       7,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_AUTO,
-       -1,
-       2,
-       0},
-      {"2-D 16 fields, test() polling",
-       2,
-       "IJ",
-       {1, 1},
-       {12, 10},
-       dtypes,
-       7,
-       16,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_AUTO,
-       -1,
-       2,
-       1},
-      {"2-D width below the halo",
-       2,
-       "IJ",
-       {1, 1},
-       {12, 10},
-       halos + 1,
-       1,
-       2,
-       width_21,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_AUTO,
-       -1,
-       2,
-       0},
-      {"2-D widths with zeros, STAR",
-       2,
-       "IJ",
-       {1, 0},
-       {12, 10},
-       halos + 1,
-       1,
-       1,
-       width_0,
-       GTSTORAGE_EXCHANGE_STAR,
-       GTSTORAGE_EXCHANGE_PACK,
-       -1,
-       1,
-       0},
-      {"2-D JI grid order",
-       2,
-       "JI",
-       {1, 1},
-       {10, 12},
-       three_layouts,
-       3,
-       3,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_AUTO,
-       -1,
-       1,
-       0},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run_case(&cases[i]);
-
   /* 3-D: K split too (halo in K), on grids MPI_Dims_create chooses. */
   const field_spec k3[] = {
       {"<f8", "gt:cpu_kfirst", NULL, {{1, 1}, {2, 1}, {1, 2}}, 0, HOST},
       {"<f4", "gt:cpu_ifirst", NULL, {{1, 1}, {2, 1}, {1, 2}}, 0, HOST},
   };
-  const exchange_case three_d[] = {
-      {"3-D IJK periodic BOX",
-       3,
-       "IJK",
-       {1, 1, 1},
-       {7, 6, 6},
-       k3,
-       2,
-       2,
-       NULL,
-       GTSTORAGE_EXCHANGE_BOX,
-       GTSTORAGE_EXCHANGE_AUTO,
-       -1,
-       2,
-       0},
-      {"3-D IJK non-periodic STAR",
-       3,
-       "IJK",
-       {0, 1, 0},
-       {7, 6, 6},
-       k3,
-       2,
-       2,
-       NULL,
-       GTSTORAGE_EXCHANGE_STAR,
-       GTSTORAGE_EXCHANGE_PACK,
-       -1,
-       1,
-       0},
+  /* clang-format off */
+  const exchange_case cases[] = {
+      /* name, ndim, dims, periodic, global,
+       *  specs, nspecs, nfields, width, pattern, method, gpu_aware, steps, use_test */
+      {"2-D periodic BOX, K-first", 2, "IJ", {1, 1}, {12, 10},
+       &kfirst, 1, 1, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO, -1, 2, 0},
+      {"2-D non-periodic STAR", 2, "IJ", {0, 0}, {12, 10},
+       &kfirst, 1, 2, NULL, GTSTORAGE_EXCHANGE_STAR, GTSTORAGE_EXCHANGE_AUTO, -1, 2, 0},
+      {"2-D non-periodic BOX", 2, "IJ", {0, 0}, {12, 10},
+       &kfirst, 1, 1, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO, -1, 1, 0},
+      {"2-D periodic in I only, uneven 13x11", 2, "IJ", {1, 0}, {13, 11},
+       three_layouts, 3, 3, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO, -1, 2, 0},
+      {"1-D I periodic, halos (1,1) (2,3) (3,0)", 1, "I", {1}, {23},
+       halos, 3, 3, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO, -1, 2, 0},
+      {"1-D J non-periodic, halos (1,1) (2,3) (3,0)", 1, "J", {0}, {20},
+       halos, 3, 3, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO, -1, 2, 0},
+      {"2-D three layouts, DATATYPE", 2, "IJ", {1, 1}, {12, 10},
+       three_layouts, 3, 3, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_DATATYPE, -1, 2, 0},
+      {"2-D three layouts, PACK", 2, "IJ", {1, 1}, {12, 10},
+       three_layouts, 3, 3, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_PACK, -1, 2, 0},
+      {"2-D faces of 1 MiB and more, PACK", 2, "IJ", {1, 1}, {6, 768},
+       big_faces, 2, 2, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_PACK, -1, 1, 0},
+      {"2-D mixed dtypes", 2, "IJ", {1, 1}, {11, 9},
+       dtypes, 7, 7, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO, -1, 2, 0},
+      {"2-D 16 fields, test() polling", 2, "IJ", {1, 1}, {12, 10},
+       dtypes, 7, 16, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO, -1, 2, 1},
+      {"2-D width below the halo", 2, "IJ", {1, 1}, {12, 10},
+       halos + 1, 1, 2, width_21, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO, -1, 2, 0},
+      {"2-D widths with zeros, STAR", 2, "IJ", {1, 0}, {12, 10},
+       halos + 1, 1, 1, width_0, GTSTORAGE_EXCHANGE_STAR, GTSTORAGE_EXCHANGE_PACK, -1, 1, 0},
+      {"2-D JI grid order", 2, "JI", {1, 1}, {10, 12},
+       three_layouts, 3, 3, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO, -1, 1, 0},
+      {"3-D IJK periodic BOX", 3, "IJK", {1, 1, 1}, {7, 6, 6},
+       k3, 2, 2, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO, -1, 2, 0},
+      {"3-D IJK non-periodic STAR", 3, "IJK", {0, 1, 0}, {7, 6, 6},
+       k3, 2, 2, NULL, GTSTORAGE_EXCHANGE_STAR, GTSTORAGE_EXCHANGE_PACK, -1, 1, 0},
   };
-  for (size_t i = 0; i < sizeof three_d / sizeof three_d[0]; ++i) run_case(&three_d[i]);
+  /* clang-format on */
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run_case(&cases[i]);
 }
 
 /* ---- device fields on the emulated device -----------------------------------------------------
@@ -692,20 +471,12 @@ static void device_cases(void) {
       {"<f8", "gt:cpu_kfirst", NULL, {{2, 2}, {1, 1}, {0, 0}}, 4, HOST},
   };
   for (int aware = 0; aware <= 1; ++aware) {
-    const exchange_case c = {aware ? "device kinds, GPU-aware" : "device kinds, staged",
-                             2,
-                             "IJ",
-                             {1, 1},
-                             {12, 10},
-                             kinds,
-                             5,
-                             5,
-                             NULL,
-                             GTSTORAGE_EXCHANGE_BOX,
-                             GTSTORAGE_EXCHANGE_AUTO,
-                             aware,
-                             3,
-                             0};
+    /* clang-format off */
+    const exchange_case c = {aware ? "device kinds, GPU-aware" : "device kinds, staged", 2, "IJ",
+                             {1, 1}, {12, 10},
+                             kinds, 5, 5, NULL, GTSTORAGE_EXCHANGE_BOX, GTSTORAGE_EXCHANGE_AUTO,
+                             aware, 3, 0};
+    /* clang-format on */
     run_case(&c);
   }
 
@@ -1117,12 +888,7 @@ int main(int argc, char** argv) {
   /* Everything the tests made was given back: no storage, view, wrap or pack buffer of an
    * exchange is left (LeakSanitizer cannot say it here: the MPI library's own allocations are
    * still reachable only from unloaded components at exit). */
-  config = "end";
-  gtstorage_stats stats = GTSTORAGE_STATS_INIT;
-  OK(gtstorage_get_stats(&stats));
-  CHECK(stats.live_handles == 0 && stats.live_buffers == 0,
-        "left behind: %lld handles, %lld buffers", (long long)stats.live_handles,
-        (long long)stats.live_buffers);
+  check_nothing_left();
 
   /* An exchange that outlives MPI: one made now, used after MPI_Finalize (on every process). */
   config = "after MPI_Finalize";
@@ -1138,9 +904,8 @@ int main(int argc, char** argv) {
   OK(gtstorage_exchange_create(g.d, &f.h, 1, &eo, &ran));
   OK(gtstorage_exchange_run(ran)); /* a completed step: nothing in flight at MPI_Finalize */
 
-  int total = 0, all_checks = 0;
-  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Allreduce(&checks, &all_checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int all_checks = 0;
+  const int total = failures_of_all(&all_checks);
   if (rank_ == 0) {
     printf("%d processes: %d checks, %d failed\n", size_, all_checks, total);
   }

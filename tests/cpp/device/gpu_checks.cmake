@@ -4,7 +4,7 @@
 # beyond the copy engine's pitch, and device -1 after the application's own cudaSetDevice (two
 # CUDA runtimes in one process: the test's and the library's). tools/gpu-check.sh runs them,
 # also under compute-sanitizer.
-if(NOT GTSTORAGE_HAVE_CUDA OR NOT TARGET gtstorage_device_testlib)
+if(NOT GTSTORAGE_HAVE_CUDA)
   return()
 endif()
 add_executable(test_gpu_checks test_gpu_checks.cpp)

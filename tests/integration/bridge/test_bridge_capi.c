@@ -21,24 +21,12 @@ static const char* g_venv;
 
 static gtstorage_handle wrap2d(double* data, int64_t n0, int64_t n1) {
   const int64_t shape[2] = {n0, n1};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 2;
-  w.shape = shape;
-  w.data = data;
-  gtstorage_handle h = 0;
-  GTS_OK(gtstorage_wrap(&w, &h));
-  return h;
+  return gts_wrap_host(2, shape, data);
 }
 
 static gtstorage_handle wrap1d(double* data, int64_t n) {
   const int64_t shape[1] = {n};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 1;
-  w.shape = shape;
-  w.data = data;
-  gtstorage_handle h = 0;
-  GTS_OK(gtstorage_wrap(&w, &h));
-  return h;
+  return gts_wrap_host(1, shape, data);
 }
 
 static gtstorage_python_function resolve(const char* target) {

@@ -36,6 +36,17 @@ loads_installed() {
 expect_line() { grep -qxF -- "$2" "$1" || fail "$1 lacks the line '$2': $(cat "$1")"; }
 # What CMake's package file sets for a 1/0 flag.
 cmake_bool() { if [[ $1 == 1 ]]; then echo TRUE; else echo FALSE; fi; }
+# build_project SOURCE BUILD_DIR [CMAKE_ARGS...]: configures SOURCE against the installed prefix
+# in a fresh BUILD_DIR (Release, with this build's sanitizer flags) and builds it.
+build_project() {
+  local source=$1 bdir=$2
+  shift 2
+  rm -rf "$bdir"
+  cmake -S "$source" -B "$bdir" -G "$GTS_GENERATOR" -DCMAKE_C_COMPILER="$GTS_CC" \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS="$GTS_SAN_FLAGS" -DCMAKE_EXE_LINKER_FLAGS="$GTS_SAN_FLAGS" "$@"
+  cmake --build "$bdir"
+}
 
 case $step in
 install)
@@ -93,11 +104,7 @@ install)
 
 find_package)
   bdir=$GTS_WORK/find_package
-  rm -rf "$bdir"
-  cmake -S "$GTS_PROJECT" -B "$bdir" -G "$GTS_GENERATOR" -DCMAKE_C_COMPILER="$GTS_CC" \
-    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_FLAGS="$GTS_SAN_FLAGS" -DCMAKE_EXE_LINKER_FLAGS="$GTS_SAN_FLAGS"
-  cmake --build "$bdir"
+  build_project "$GTS_PROJECT" "$bdir"
   loads_installed "$bdir/consumer"
   env -u LD_LIBRARY_PATH "$bdir/consumer"
   # The optional components say what this build has.
@@ -126,13 +133,9 @@ find_package)
 
 find_package_fortran)
   bdir=$GTS_WORK/find_package_fortran
-  rm -rf "$bdir"
-  cmake -S "$GTS_PROJECT" -B "$bdir" -G "$GTS_GENERATOR" -DCMAKE_C_COMPILER="$GTS_CC" \
-    -DCMAKE_Fortran_COMPILER="$GTS_FC" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_FLAGS="$GTS_SAN_FLAGS" -DCMAKE_Fortran_FLAGS="$GTS_SAN_FLAGS" \
-    -DCMAKE_EXE_LINKER_FLAGS="$GTS_SAN_FLAGS" \
-    "-DCONSUMER_COMPONENTS=C;Fortran" "-DCONSUMER_OPTIONAL_COMPONENTS=" -DCONSUMER_FORTRAN=ON
-  cmake --build "$bdir"
+  build_project "$GTS_PROJECT" "$bdir" -DCMAKE_Fortran_COMPILER="$GTS_FC" \
+    -DCMAKE_Fortran_FLAGS="$GTS_SAN_FLAGS" "-DCONSUMER_COMPONENTS=C;Fortran" \
+    "-DCONSUMER_OPTIONAL_COMPONENTS=" -DCONSUMER_FORTRAN=ON
   loads_installed "$bdir/consumer_fortran"
   env -u LD_LIBRARY_PATH "$bdir/consumer_fortran"
   echo "find_package_fortran OK"
@@ -241,11 +244,7 @@ pkg-config)
 
 find_package_mpi)
   bdir=$GTS_WORK/find_package_mpi
-  rm -rf "$bdir"
-  cmake -S "$GTS_PROJECT/../project_mpi" -B "$bdir" -G "$GTS_GENERATOR" -DCMAKE_C_COMPILER="$GTS_CC" \
-    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_FLAGS="$GTS_SAN_FLAGS" -DCMAKE_EXE_LINKER_FLAGS="$GTS_SAN_FLAGS"
-  cmake --build "$bdir"
+  build_project "$GTS_PROJECT/../project_mpi" "$bdir"
   loads_installed "$bdir/consumer_mpi"
   env -u LD_LIBRARY_PATH "$GTS_MPIEXEC" --oversubscribe -n 2 "$bdir/consumer_mpi" | tee "$bdir/out.txt"
   expect_line "$bdir/out.txt" "consumer_mpi OK"
