@@ -7,11 +7,6 @@
 
 namespace gts {
 
-global_stats& stats() {
-  static global_stats s;
-  return s;
-}
-
 // host/device are default-initialized on purpose (their strided_array keeps unused dimensions
 // uncleared; see strided_array.hpp).
 // cppcheck-suppress uninitMemberVar
@@ -261,13 +256,7 @@ void buffer_set::copy_side(side to, uint64_t stream) {
     device::enqueue_or_drain(be, stream, [&] { be.copy_strided(dst.full, src.full, dir, stream); });
     moved = src.full.size() * src.full.type.itemsize;
   }
-  if (to == side::device) {
-    transfers.add_h2d(moved);
-    stats().transfers.add_h2d(moved);
-  } else {
-    transfers.add_d2h(moved);
-    stats().transfers.add_d2h(moved);
-  }
+  record_transfer(&transfers, dir, moved);
 }
 
 void buffer_set::wait(uint64_t stream) {

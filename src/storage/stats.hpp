@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "device/device_types.hpp"
+
 namespace gts {
 
 struct transfer_counters {
@@ -37,5 +39,11 @@ struct global_stats {
 };
 
 global_stats& stats();
+
+/// The one ledger of the transfers the library makes between host and device memory (syncs and
+/// the copy API): @p bytes moved in direction @p dir are recorded in the storage's own counters
+/// (@p storage_counters, may be null) and in the library's, together, so the two figures cannot
+/// drift apart. A device-to-device copy is not a host<->device transfer and is not recorded.
+void record_transfer(transfer_counters* storage_counters, device::direction dir, int64_t bytes);
 
 }  // namespace gts

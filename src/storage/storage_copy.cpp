@@ -103,19 +103,6 @@ device::direction direction_of(bool dst_host, bool src_host) {
   return device::direction::device_to_device;
 }
 
-// Counts one host<->device transfer of @p a in the buffer's and the global counters, so copies
-// made by the copy API are as visible as those made by syncs.
-void count_transfer(device::direction dir, const strided_array& a, transfer_counters* counters) {
-  const int64_t bytes = a.size() * a.type.itemsize;
-  if (dir == device::direction::host_to_device) {
-    if (counters != nullptr) counters->add_h2d(bytes);
-    stats().transfers.add_h2d(bytes);
-  } else if (dir == device::direction::device_to_host) {
-    if (counters != nullptr) counters->add_d2h(bytes);
-    stats().transfers.add_d2h(bytes);
-  }
-}
-
 strided_array contiguous_like(const strided_array& a, dtype type,
                               std::vector<std::byte>& storage_) {
   strided_array c = a;
@@ -150,13 +137,13 @@ bool copy_arrays(const strided_array& dst, bool dst_host, const strided_array& s
                          device::direction dir) {
     device::enqueue_or_drain(be, stream, [&] { be.copy_strided(to, from, dir, stream); });
     be.synchronize(stream);
-    count_transfer(dir, from, counters);
+    record_transfer(counters, dir, from.size() * from.type.itemsize);
   };
   if (dst.type == src.type) {
     if (!wait) {
       const device::direction dir = direction_of(dst_host, src_host);
       device::enqueue_or_drain(be, stream, [&] { be.copy_strided(dst, src, dir, stream); });
-      count_transfer(dir, src, counters);
+      record_transfer(counters, dir, src.size() * src.type.itemsize);
       return true;
     }
     device_copy(dst, src, direction_of(dst_host, src_host));

@@ -129,9 +129,9 @@ void check_host_memory(const side_buffer& b, const void* data) {
   check_inside_allocation(*be, b, "");
 }
 
-}  // namespace
-
-std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
+// The request's own consistency, before anything is allocated: ndim, shape, a pointer unless
+// the storage is empty, the device ordinal and a sync state that needs two sides.
+void check_wrap_request(const wrap_request& req) {
   if (req.ndim < 0 || req.ndim > max_ndim) {
     fail_arg("ndim", std::to_string(req.ndim) + " is out of range 0 … " + std::to_string(max_ndim));
   }
@@ -157,6 +157,47 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
                  " describes a host + device pair; a wrap of one buffer is "
                  "GTSTORAGE_SYNC_CLEAN");
   }
+}
+
+// Which memory device_data is, and on which device (0 unless the runtime says).
+struct device_memory {
+  device::memory_kind kind;
+  int device_id;
+};
+
+device_memory device_memory_of(device::backend& be, const wrap_request& req, bool empty_device) {
+  // The runtime knows what the memory is and where it lives (a CuPy array on GPU 1, managed
+  // memory, pinned host memory): that, not the caller's current device, goes into the
+  // descriptors.
+  device::pointer_info pi = be.tools().query_pointer(req.device_data);
+  if (empty_device) {  // no address to ask about: device memory where the caller says
+    pi.space = device::pointer_space::device;
+    pi.device_id = req.device_id >= 0 ? req.device_id : be.current_device();
+  }
+  if (pi.space == device::pointer_space::host) {
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "%p", req.device_data);
+    fail_arg("device_data", std::string(addr) +
+                                " is not device, managed or pinned memory of the '" + be.name() +
+                                "' device backend (the runtime reports ordinary " +
+                                "host memory; pass host memory as data)");
+  }
+  const auto kind = pi.space == device::pointer_space::unified ? device::memory_kind::unified
+                    : pi.space == device::pointer_space::pinned_host
+                        ? device::memory_kind::pinned_host
+                        : device::memory_kind::device;
+  const int id = pi.device_id >= 0 ? pi.device_id : 0;
+  if (req.device_id >= 0 && kind != device::memory_kind::pinned_host && req.device_id != id) {
+    fail_arg("device_id", std::to_string(req.device_id) +
+                              " was given, but device_data lives on device " + std::to_string(id));
+  }
+  return {kind, id};
+}
+
+}  // namespace
+
+std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
+  check_wrap_request(req);
   auto st = std::unique_ptr<storage>(new storage);
   const int n = req.ndim;
   st->ndim = n;
@@ -218,41 +259,17 @@ std::unique_ptr<storage> storage::wrap(const wrap_request& req) {
       fail_arg("device_id", std::to_string(req.device_id) + " is out of range 0 … " +
                                 std::to_string(be.device_count() - 1));
     }
-    // The runtime knows what the memory is and where it lives (a CuPy array on GPU 1, managed
-    // memory, pinned host memory): that, not the caller's current device, goes into the
-    // descriptors.
-    device::pointer_info pi = be.tools().query_pointer(req.device_data);
-    if (empty_device) {  // no address to ask about: device memory where the caller says
-      pi.space = device::pointer_space::device;
-      pi.device_id = req.device_id >= 0 ? req.device_id : be.current_device();
-    }
-    if (pi.space == device::pointer_space::host) {
-      char addr[32];
-      std::snprintf(addr, sizeof addr, "%p", req.device_data);
-      fail_arg("device_data", std::string(addr) +
-                                  " is not device, managed or pinned memory of the '" + be.name() +
-                                  "' device backend (the runtime reports ordinary " +
-                                  "host memory; pass host memory as data)");
-    }
-    const auto kind = pi.space == device::pointer_space::unified ? device::memory_kind::unified
-                      : pi.space == device::pointer_space::pinned_host
-                          ? device::memory_kind::pinned_host
-                          : device::memory_kind::device;
-    const int id = pi.device_id >= 0 ? pi.device_id : 0;
-    if (req.device_id >= 0 && kind != device::memory_kind::pinned_host && req.device_id != id) {
-      fail_arg("device_id", std::to_string(req.device_id) +
-                                " was given, but device_data lives on device " +
-                                std::to_string(id));
-    }
+    const device_memory mem = device_memory_of(be, req, empty_device);
     setup(side::device, empty_device ? empty_span : req.device_data, req.device_strides, "device_");
     // Where the backend knows the allocation, the elements must lie inside it: a shape larger
     // than the memory would let a fill or copy write past its end (the device does not check).
     check_inside_allocation(be, buffers->device, "device_");
     buffers->backend = &be;
-    buffers->device.kind = kind;
-    buffers->device.device_id = id;
-    buffers->device.dl_device_type = be.dl_device_type(kind);
-    buffers->device.dl_device_id = device::dl::device_id_for(buffers->device.dl_device_type, id);
+    buffers->device.kind = mem.kind;
+    buffers->device.device_id = mem.device_id;
+    buffers->device.dl_device_type = be.dl_device_type(mem.kind);
+    buffers->device.dl_device_id =
+        device::dl::device_id_for(buffers->device.dl_device_type, mem.device_id);
     buffers->managed = req.data != nullptr ? managed_kind::mirror : managed_kind::none;
     if (req.data != nullptr) {
       if (req.sync_state == sync_state::clean) {
