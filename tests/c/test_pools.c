@@ -1,5 +1,5 @@
 /* Memory pools through the public API: reuse of released blocks (same address, counted as a
- * hit), small storages kept for reuse, the waste bound, zeros on a recycled block,
+ * hit), small storages created again, the waste bound, zeros on a recycled block,
  * uninitialized storages on a recycled block, limits, trim back to zero held bytes, threads, the
  * 1.0-sized gtstorage_stats, bad input, and the device pool on the emulated device (the real GPU
  * backend over the simulated runtime), and the limits GTSTORAGE_POOL_LIMIT sets (valid sizes
@@ -87,11 +87,12 @@ static void expect_all(gtstorage_handle h, int64_t n, double value) {
   }
 }
 
-/* A small host storage whose handle is released is kept (per thread) for the next create of the
- * same shape: what that create asks for is honoured whatever the last user left (zeros, a fill
- * value, read-only or not), a kept storage counts as released, and a view never comes back
- * with its own geometry where a storage of the full shape is asked for. */
-static void small_storages_are_kept(void** state) {
+/* A small host storage released and created again with the same shape (its plan from the memo,
+ * its block parked on the thread): what the new create asks for is honoured whatever the last
+ * user left (zeros, a fill value, read-only or not), a released storage counts as released at
+ * once, and a view released last never hands its own geometry to a storage of the full shape.
+ * (Until issue 26 the released storage itself was kept for reuse; the same promises hold.) */
+static void small_storages_created_again(void** state) {
   (void)state;
   const int64_t shape[3] = {4, 4, 4};
   gtstorage_stats before = GTSTORAGE_STATS_INIT;
@@ -124,7 +125,7 @@ static void small_storages_are_kept(void** state) {
   GTS_OK(gtstorage_fill_double(d, 3.0)); /* not read-only any more */
   expect_all(d, 64, 3.0);
 
-  /* A view released last (its root went first) is not kept as a storage of the full shape. */
+  /* A view released last (its root went first) gives no geometry to the next full storage. */
   const gtstorage_slice_spec half[3] = {{0, 2, 1, GTSTORAGE_SLICE_RANGE, 0},
                                         {1, 4, 2, GTSTORAGE_SLICE_RANGE, 0},
                                         {0, 4, 1, GTSTORAGE_SLICE_RANGE, 0}};
@@ -445,7 +446,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(released_block_is_reused, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(uninitialized_keeps_contents, reset_pools, gts_test_teardown),
-      cmocka_unit_test_setup_teardown(small_storages_are_kept, reset_pools, gts_test_teardown),
+      cmocka_unit_test_setup_teardown(small_storages_created_again, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(waste_bound, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(limit_and_trim, reset_pools, gts_test_teardown),
       cmocka_unit_test_setup_teardown(per_storage_switch, reset_pools, gts_test_teardown),
