@@ -75,6 +75,7 @@ Usage:
 import argparse
 import ast
 import difflib
+import itertools
 import os
 import re
 import sys
@@ -842,13 +843,47 @@ def py_type(h, ct):
     return t
 
 
+# The struct section of the generated modules: one _fields_ helper (in the core's module, imported
+# by a component's) expands the declarations of each struct, consecutive fields of one type
+# grouped as in C's `int64_t h2d_count, h2d_bytes;`.
+PY_STRUCTS_CORE = '''
+# Structs (field order and types exactly as in the header): each lists its declarations, the
+# consecutive fields of one type together ("h2d_count h2d_bytes", ctypes.c_int64).
+
+
+def _fields(*declarations):
+    """The ctypes _fields_ of declarations ("name name …", ctypes type), in header order."""
+    return [(name, ctype) for names, ctype in declarations for name in names.split()]
+'''
+PY_STRUCTS_COMPONENT = """
+# Structs (field order and types exactly as in the header), declared as in the core's module.
+"""
+
+
+def py_declaration(names, ctype):
+    """("name name …", ctype): one declaration of a struct's _fields_ call; a names string too
+    long for one line goes on in the next ones (implicit concatenation)."""
+    text = " ".join(names)
+    if 8 + len(text) + len(ctype) + 7 <= 100:
+        return f'("{text}", {ctype})'
+    chunks = [names[0]]
+    for name in names[1:]:
+        if len(chunks[-1]) + 1 + len(name) > 72:
+            chunks.append(name)
+        else:
+            chunks[-1] += " " + name
+    quoted = ' "\n         "'.join(chunks)
+    return f'("{quoted}", {ctype})'
+
+
 def gen_python(h):
     header = os.path.basename(h.path) if h.parent else "gtstorage.h"
     out = ["# " + banner(h).replace("\n", "\n# ") + "\n",
            f'"""The C ABI of include/gtstorage/{header} as ctypes data (generated)."""\n\n',
            "import ctypes\n"]
     if h.parent:
-        out.append("\nfrom ._capi_generated import *  # noqa: F401,F403  (the core's types)\n")
+        out.append("\nfrom ._capi_generated import *  # noqa: F401,F403  (the core's types)\n"
+                   "from ._capi_generated import _fields  # (how a struct lists its fields)\n")
     names = []
 
     out.append("\n# Constants (#define) and enumerations, without the GTSTORAGE_ prefix.\n")
@@ -878,16 +913,15 @@ def gen_python(h):
         out.append(fn_typedef(name, ret, params))
         names.append(py_typedef(name, h))
 
-    out.append("\n# Structs (field order and types exactly as in the header).\n")
+    out.append(PY_STRUCTS_CORE if not h.parent else PY_STRUCTS_COMPONENT)
     for sname, fields, _ in h.structs:
         cls = py_class(sname)
         names.append(cls)
-        out.append(f"\n\nclass {cls}(ctypes.Structure):\n")
-        out.append(f'    """{sname}."""\n\n')
-        out.append("    _fields_ = [\n")
-        for fname, ct, _ in fields:
-            out.append(f'        ("{fname}", {py_type(h, ct)}),\n')
-        out.append("    ]\n")
+        out.append(f'\n\nclass {cls}(ctypes.Structure):\n    """{sname}."""\n\n'
+                   "    _fields_ = _fields(\n")
+        groups = itertools.groupby(fields, key=lambda f: py_type(h, f[1]))
+        declarations = [py_declaration([f[0] for f in group], ctype) for ctype, group in groups]
+        out.append("        " + wrap_list(declarations, 8, 99) + ",\n    )\n")
 
     out.append("\n\n#: C struct name -> ctypes class.\nSTRUCTS = {\n")
     for sname, _, _ in h.structs:

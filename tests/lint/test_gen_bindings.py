@@ -114,11 +114,11 @@ ABI_C_OUT = os.path.join("tests", "fortran", "abi_layout_gen.h")
 TRIAL_ADDED = {
     PY_OUT: [
         "MEMORY_TRIAL = 9",
-        "",
         "# gtstorage_trial",
         "TRIAL_A = 0",
         "TRIAL_B = 7",
-        '        ("trial_field", ctypes.c_int64),',
+        "",
+        '         "pool_high_water_bytes trial_field", ctypes.c_int64),',
         '        "GTSTORAGE_MEMORY_TRIAL": 9,',
         "    },",
         '    "gtstorage_trial": {',
@@ -159,8 +159,10 @@ TRIAL_ADDED = {
         "    15,",
     ],
 }
-# What they remove: the field count of gtstorage_stats in the C layout table (14, now 15).
-TRIAL_REMOVED = {ABI_C_OUT: ["    14,"]}
+# What they remove: the field count of gtstorage_stats in the C layout table (14, now 15), and
+# in the ctypes module the line of Stats' last declaration, which the trial field joins.
+TRIAL_REMOVED = {ABI_C_OUT: ["    14,"],
+                 PY_OUT: ['         "pool_high_water_bytes", ctypes.c_int64),']}
 
 FORTRAN_TEST = """module trial_capi
   use, intrinsic :: iso_c_binding

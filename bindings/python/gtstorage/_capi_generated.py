@@ -134,214 +134,136 @@ SYNC_WAIT_STREAM = 11
 handle_t = ctypes.c_uint64  # gtstorage_handle
 RELEASE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # gtstorage_release_fn
 
-# Structs (field order and types exactly as in the header).
+# Structs (field order and types exactly as in the header): each lists its declarations, the
+# consecutive fields of one type together ("h2d_count h2d_bytes", ctypes.c_int64).
+
+
+def _fields(*declarations):
+    """The ctypes _fields_ of declarations ("name name …", ctypes type), in header order."""
+    return [(name, ctype) for names, ctype in declarations for name in names.split()]
 
 
 class Array(ctypes.Structure):
     """gtstorage_array."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("ndim", ctypes.c_uint32),
-        ("data", ctypes.c_void_p),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("dtype", ctypes.c_char_p),
-    ]
+    _fields_ = _fields(
+        ("struct_size ndim", ctypes.c_uint32), ("data", ctypes.c_void_p),
+        ("shape strides", ctypes.POINTER(ctypes.c_int64)), ("dtype", ctypes.c_char_p),
+    )
 
 
 class CreateOptions(ctypes.Structure):
     """gtstorage_create_options."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("ndim", ctypes.c_uint32),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("dtype", ctypes.c_char_p),
-        ("dims", ctypes.c_char_p),
-        ("preset", ctypes.c_char_p),
-        ("layout", ctypes.POINTER(ctypes.c_int32)),
-        ("halo", ctypes.POINTER(ctypes.c_int64)),
-        ("aligned_index", ctypes.POINTER(ctypes.c_int64)),
+    _fields_ = _fields(
+        ("struct_size ndim", ctypes.c_uint32), ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("dtype dims preset", ctypes.c_char_p), ("layout", ctypes.POINTER(ctypes.c_int32)),
+        ("halo aligned_index", ctypes.POINTER(ctypes.c_int64)),
         ("alignment_bytes", ctypes.c_int64),
-        ("init", ctypes.c_int32),
-        ("device", ctypes.c_int32),
-        ("device_id", ctypes.c_int32),
-        ("managed", ctypes.c_int32),
-        ("host_memory", ctypes.c_int32),
-        ("readonly", ctypes.c_int32),
-        ("fill_value", ctypes.c_void_p),
-        ("source", ctypes.POINTER(Array)),
-        ("pool", ctypes.c_int32),
-        ("pitch_padding", ctypes.c_int32),
-    ]
+        ("init device device_id managed host_memory readonly", ctypes.c_int32),
+        ("fill_value", ctypes.c_void_p), ("source", ctypes.POINTER(Array)),
+        ("pool pitch_padding", ctypes.c_int32),
+    )
 
 
 class WrapOptions(ctypes.Structure):
     """gtstorage_wrap_options."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("ndim", ctypes.c_uint32),
-        ("data", ctypes.c_void_p),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("dtype", ctypes.c_char_p),
-        ("dims", ctypes.c_char_p),
-        ("halo", ctypes.POINTER(ctypes.c_int64)),
-        ("readonly", ctypes.c_int32),
-        ("device_id", ctypes.c_int32),
-        ("release", RELEASE_FN),
-        ("user_data", ctypes.c_void_p),
-        ("device_data", ctypes.c_void_p),
-        ("device_strides", ctypes.POINTER(ctypes.c_int64)),
-        ("sync_state", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
-    ]
+    _fields_ = _fields(
+        ("struct_size ndim", ctypes.c_uint32), ("data", ctypes.c_void_p),
+        ("shape strides", ctypes.POINTER(ctypes.c_int64)), ("dtype dims", ctypes.c_char_p),
+        ("halo", ctypes.POINTER(ctypes.c_int64)), ("readonly device_id", ctypes.c_int32),
+        ("release", RELEASE_FN), ("user_data device_data", ctypes.c_void_p),
+        ("device_strides", ctypes.POINTER(ctypes.c_int64)), ("sync_state reserved", ctypes.c_int32),
+    )
 
 
 class PlanInfo(ctypes.Structure):
     """gtstorage_plan_info."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("ndim", ctypes.c_uint32),
-        ("shape", ctypes.c_int64 * MAX_NDIM),
-        ("padded_shape", ctypes.c_int64 * MAX_NDIM),
-        ("strides", ctypes.c_int64 * MAX_NDIM),
-        ("layout", ctypes.c_int32 * MAX_NDIM),
-        ("halo", (ctypes.c_int64 * 2) * MAX_NDIM),
+    _fields_ = _fields(
+        ("struct_size ndim", ctypes.c_uint32),
+        ("shape padded_shape strides", ctypes.c_int64 * MAX_NDIM),
+        ("layout", ctypes.c_int32 * MAX_NDIM), ("halo", (ctypes.c_int64 * 2) * MAX_NDIM),
         ("aligned_index", ctypes.c_int64 * MAX_NDIM),
         ("dims", (ctypes.c_char * DIM_LABEL_SIZE) * MAX_NDIM),
-        ("typestr", ctypes.c_char * TYPESTR_SIZE),
-        ("preset", ctypes.c_char * PRESET_NAME_SIZE),
-        ("itemsize", ctypes.c_int64),
-        ("alignment_bytes", ctypes.c_int64),
-        ("byte_offset", ctypes.c_int64),
-        ("padded_bytes", ctypes.c_int64),
-        ("allocation_bytes", ctypes.c_int64),
-        ("contiguous_dim", ctypes.c_int32),
-        ("device", ctypes.c_int32),
-    ]
+        ("typestr", ctypes.c_char * TYPESTR_SIZE), ("preset", ctypes.c_char * PRESET_NAME_SIZE),
+        ("itemsize alignment_bytes byte_offset padded_bytes allocation_bytes", ctypes.c_int64),
+        ("contiguous_dim device", ctypes.c_int32),
+    )
 
 
 class PresetInfo(ctypes.Structure):
     """gtstorage_preset_info."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32),
-        ("name", ctypes.c_char * PRESET_NAME_SIZE),
-        ("alignment", ctypes.c_int64),
-        ("alignment_unit", ctypes.c_int32),
-        ("device", ctypes.c_int32),
-        ("rule", ctypes.c_int32),
+    _fields_ = _fields(
+        ("struct_size reserved", ctypes.c_uint32), ("name", ctypes.c_char * PRESET_NAME_SIZE),
+        ("alignment", ctypes.c_int64), ("alignment_unit device rule", ctypes.c_int32),
         ("base_layout", ctypes.c_int32 * 3),
-    ]
+    )
 
 
 class SliceSpec(ctypes.Structure):
     """gtstorage_slice_spec."""
 
-    _fields_ = [
-        ("start", ctypes.c_int64),
-        ("stop", ctypes.c_int64),
-        ("step", ctypes.c_int64),
-        ("kind", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
-    ]
+    _fields_ = _fields(
+        ("start stop step", ctypes.c_int64), ("kind reserved", ctypes.c_int32),
+    )
 
 
 class InterfaceInfo(ctypes.Structure):
     """gtstorage_interface_info."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("ndim", ctypes.c_uint32),
-        ("data", ctypes.c_void_p),
-        ("shape", ctypes.c_int64 * MAX_NDIM),
-        ("strides", ctypes.c_int64 * MAX_NDIM),
-        ("layout", ctypes.c_int32 * MAX_NDIM),
+    _fields_ = _fields(
+        ("struct_size ndim", ctypes.c_uint32), ("data", ctypes.c_void_p),
+        ("shape strides", ctypes.c_int64 * MAX_NDIM), ("layout", ctypes.c_int32 * MAX_NDIM),
         ("halo", (ctypes.c_int64 * 2) * MAX_NDIM),
-        ("origin", ctypes.c_int64 * MAX_NDIM),
-        ("aligned_index", ctypes.c_int64 * MAX_NDIM),
+        ("origin aligned_index", ctypes.c_int64 * MAX_NDIM),
         ("dims", (ctypes.c_char * DIM_LABEL_SIZE) * MAX_NDIM),
-        ("typestr", ctypes.c_char * TYPESTR_SIZE),
-        ("itemsize", ctypes.c_int64),
-        ("nbytes", ctypes.c_int64),
-        ("allocation", ctypes.c_void_p),
-        ("allocation_bytes", ctypes.c_int64),
-        ("byte_offset", ctypes.c_int64),
-        ("readonly", ctypes.c_int32),
-        ("device_type", ctypes.c_int32),
-        ("device_id", ctypes.c_int32),
-        ("side", ctypes.c_int32),
-        ("sync_state", ctypes.c_int32),
-        ("is_c_contiguous", ctypes.c_int32),
+        ("typestr", ctypes.c_char * TYPESTR_SIZE), ("itemsize nbytes", ctypes.c_int64),
+        ("allocation", ctypes.c_void_p), ("allocation_bytes byte_offset", ctypes.c_int64),
+        ("readonly device_type device_id side sync_state is_c_contiguous", ctypes.c_int32),
         ("stream", ctypes.c_uint64),
-    ]
+    )
 
 
 class Stats(ctypes.Structure):
     """gtstorage_stats."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32),
-        ("live_handles", ctypes.c_int64),
-        ("live_buffers", ctypes.c_int64),
-        ("host_bytes", ctypes.c_int64),
-        ("device_bytes", ctypes.c_int64),
-        ("h2d_count", ctypes.c_int64),
-        ("h2d_bytes", ctypes.c_int64),
-        ("d2h_count", ctypes.c_int64),
-        ("d2h_bytes", ctypes.c_int64),
-        ("pool_held_bytes", ctypes.c_int64),
-        ("pool_hits", ctypes.c_int64),
-        ("pool_misses", ctypes.c_int64),
-        ("pool_high_water_bytes", ctypes.c_int64),
-    ]
+    _fields_ = _fields(
+        ("struct_size reserved", ctypes.c_uint32),
+        ("live_handles live_buffers host_bytes device_bytes h2d_count h2d_bytes "
+         "d2h_count d2h_bytes pool_held_bytes pool_hits pool_misses "
+         "pool_high_water_bytes", ctypes.c_int64),
+    )
 
 
 class TransferStats(ctypes.Structure):
     """gtstorage_transfer_stats."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32),
-        ("h2d_count", ctypes.c_int64),
-        ("h2d_bytes", ctypes.c_int64),
-        ("d2h_count", ctypes.c_int64),
-        ("d2h_bytes", ctypes.c_int64),
-    ]
+    _fields_ = _fields(
+        ("struct_size reserved", ctypes.c_uint32),
+        ("h2d_count h2d_bytes d2h_count d2h_bytes", ctypes.c_int64),
+    )
 
 
 class PoolStats(ctypes.Structure):
     """gtstorage_pool_stats."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32),
-        ("held_bytes", ctypes.c_int64),
-        ("held_blocks", ctypes.c_int64),
-        ("in_use_bytes", ctypes.c_int64),
-        ("high_water_bytes", ctypes.c_int64),
-        ("hits", ctypes.c_int64),
-        ("misses", ctypes.c_int64),
-        ("evictions", ctypes.c_int64),
-        ("limit_bytes", ctypes.c_int64),
-    ]
+    _fields_ = _fields(
+        ("struct_size reserved", ctypes.c_uint32),
+        ("held_bytes held_blocks in_use_bytes high_water_bytes hits misses "
+         "evictions limit_bytes", ctypes.c_int64),
+    )
 
 
 class DlpackOptions(ctypes.Structure):
     """gtstorage_dlpack_options."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("readonly", ctypes.c_int32),
-        ("dims", ctypes.c_char_p),
+    _fields_ = _fields(
+        ("struct_size", ctypes.c_uint32), ("readonly", ctypes.c_int32), ("dims", ctypes.c_char_p),
         ("halo", ctypes.POINTER(ctypes.c_int64)),
-    ]
+    )
 
 
 #: C struct name -> ctypes class.

@@ -5,6 +5,7 @@
 import ctypes
 
 from ._capi_generated import *  # noqa: F401,F403  (the core's types)
+from ._capi_generated import _fields  # (how a struct lists its fields)
 
 # Constants (#define) and enumerations, without the GTSTORAGE_ prefix.
 MPI_MAX_DIMS = 3
@@ -34,76 +35,48 @@ GPU_AWARE_YES = 1
 decomp_t = ctypes.c_uint64  # gtstorage_decomp
 exchange_t = ctypes.c_uint64  # gtstorage_exchange
 
-# Structs (field order and types exactly as in the header).
+# Structs (field order and types exactly as in the header), declared as in the core's module.
 
 
 class DecompOptions(ctypes.Structure):
     """gtstorage_decomp_options."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("ndim", ctypes.c_uint32),
-        ("comm", ctypes.c_int64),
-        ("dims", ctypes.c_char_p),
-        ("proc_dims", ctypes.POINTER(ctypes.c_int32)),
-        ("periodic", ctypes.POINTER(ctypes.c_int32)),
-        ("reorder", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
-    ]
+    _fields_ = _fields(
+        ("struct_size ndim", ctypes.c_uint32), ("comm", ctypes.c_int64), ("dims", ctypes.c_char_p),
+        ("proc_dims periodic", ctypes.POINTER(ctypes.c_int32)),
+        ("reorder reserved", ctypes.c_int32),
+    )
 
 
 class DecompInfo(ctypes.Structure):
     """gtstorage_decomp_info."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("ndim", ctypes.c_uint32),
-        ("rank", ctypes.c_int32),
-        ("size", ctypes.c_int32),
-        ("proc_dims", ctypes.c_int32 * MPI_MAX_DIMS),
-        ("periodic", ctypes.c_int32 * MPI_MAX_DIMS),
-        ("coords", ctypes.c_int32 * MPI_MAX_DIMS),
-        ("reserved", ctypes.c_int32),
+    _fields_ = _fields(
+        ("struct_size ndim", ctypes.c_uint32), ("rank size", ctypes.c_int32),
+        ("proc_dims periodic coords", ctypes.c_int32 * MPI_MAX_DIMS), ("reserved", ctypes.c_int32),
         ("dims", (ctypes.c_char * DIM_LABEL_SIZE) * MPI_MAX_DIMS),
-        ("neighbors", (ctypes.c_int32 * 2) * MPI_MAX_DIMS),
-        ("comm", ctypes.c_int64),
-    ]
+        ("neighbors", (ctypes.c_int32 * 2) * MPI_MAX_DIMS), ("comm", ctypes.c_int64),
+    )
 
 
 class ExchangeOptions(ctypes.Structure):
     """gtstorage_exchange_options."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32),
-        ("width", ctypes.POINTER(ctypes.c_int64)),
-        ("pattern", ctypes.c_int32),
-        ("method", ctypes.c_int32),
-        ("side", ctypes.c_int32),
-        ("gpu_aware", ctypes.c_int32),
-    ]
+    _fields_ = _fields(
+        ("struct_size reserved", ctypes.c_uint32), ("width", ctypes.POINTER(ctypes.c_int64)),
+        ("pattern method side gpu_aware", ctypes.c_int32),
+    )
 
 
 class ExchangeInfo(ctypes.Structure):
     """gtstorage_exchange_info."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("nfields", ctypes.c_uint32),
-        ("pattern", ctypes.c_int32),
-        ("gpu_aware", ctypes.c_int32),
-        ("in_flight", ctypes.c_int32),
-        ("directions", ctypes.c_int32),
-        ("messages", ctypes.c_int32),
-        ("datatype_regions", ctypes.c_int32),
-        ("packed_regions", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
-        ("bytes_sent", ctypes.c_int64),
-        ("bytes_received", ctypes.c_int64),
-        ("staged_d2h_bytes", ctypes.c_int64),
-        ("staged_h2d_bytes", ctypes.c_int64),
-        ("steps", ctypes.c_int64),
-    ]
+    _fields_ = _fields(
+        ("struct_size nfields", ctypes.c_uint32),
+        ("pattern gpu_aware in_flight directions messages datatype_regions "
+         "packed_regions reserved", ctypes.c_int32),
+        ("bytes_sent bytes_received staged_d2h_bytes staged_h2d_bytes steps", ctypes.c_int64),
+    )
 
 
 #: C struct name -> ctypes class.
