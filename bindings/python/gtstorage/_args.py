@@ -8,9 +8,10 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import numbers
 import operator
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import numpy as np
 
@@ -20,6 +21,11 @@ UINT64_MAX = 2**64 - 1
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
+R = TypeVar("R")
+if TYPE_CHECKING:  # (typing has them from Python 3.10 on; the annotations are strings)
+    from typing import Concatenate, ParamSpec
+
+    P = ParamSpec("P")
 
 # "Not given" (None is a meaningful value for device and managed): the preset's, the template's
 # or the buffer's value is used.
@@ -145,3 +151,26 @@ def public(name: str | None = None) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def variant(fn: Callable[Concatenate[T, str, P], R], value: T, name: str,
+            doc: str | None) -> Callable[P, R]:
+    """The function ``name`` of a family (empty, zeros, ones …): ``fn`` with its first two
+    arguments fixed to ``value`` (what tells the members apart, e.g. the init) and ``name``.
+
+    It has the signature, annotations and module of ``fn`` less those two parameters, so that
+    ``help()``, ``inspect.signature`` and type checkers see it as if written out.
+    """
+
+    def member(*args: P.args, **kwargs: P.kwargs) -> R:
+        return fn(value, name, *args, **kwargs)
+
+    signature = inspect.signature(fn)
+    hidden = list(signature.parameters)[:2]
+    member.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=list(signature.parameters.values())[2:])
+    member.__annotations__ = {k: v for k, v in fn.__annotations__.items() if k not in hidden}
+    member.__name__ = member.__qualname__ = name
+    member.__module__ = fn.__module__
+    member.__doc__ = doc
+    return member

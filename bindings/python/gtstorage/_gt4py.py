@@ -175,11 +175,15 @@ def _gt4py_dimensions(shape: Any, dtype: Any, aligned_index: Any,
     return tuple(shape) + tuple(sub_shape), base, aligned_index, canonical
 
 
-def _allocate(init: int, context: str, shape: Any, dtype: Any, backend: Any, aligned_index: Any,
-              dimensions: Any, layout: Any, alignment_size: Any, pitch_padding: Any = None,
-              device_id: Any = None) -> Array:
-    """The work of empty/zeros/ones: a cache hit on the common call (a shape tuple, only dtype
-    and backend given) costs one dict lookup before the native create."""
+def _allocate(init: int, context: str, shape: int | Sequence[int],
+              dtype: DTypeLike = np.float64, *, backend: str | None = "numpy",
+              aligned_index: Sequence[int] | None = None,
+              dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+              alignment_size: int | None = None,
+              pitch_padding: str | None = None, device_id: int | None = None) -> Array:
+    """The work of empty/zeros/ones (each this function with its init and name fixed, by
+    _args.variant): a cache hit on the common call (a shape tuple, only dtype and backend given)
+    costs one dict lookup before the native create."""
     if (aligned_index is None and dimensions is None and layout is None and alignment_size is None
             and pitch_padding is None and device_id is None and type(shape) is tuple):
         try:
@@ -341,59 +345,22 @@ _DOC_PARTS = {
 }
 
 
-def empty(shape: int | Sequence[int], dtype: DTypeLike = np.float64, *,
-          backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
-          dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
-          alignment_size: int | None = None,
-          pitch_padding: str | None = None, device_id: int | None = None) -> Array:
-    """Allocates an array of uninitialized values with the layout a backend wants
-    (``gt4py.storage.empty``).
+def _summary(what: str, gt4py_name: str) -> str:
+    return f"""Allocates an array {what} (``gt4py.storage.{gt4py_name}``).
 
     Parameters
     ----------
-{shape}
-{dtype}
-{keywords}
+{{shape}}
+{{dtype}}
+{{keywords}}
 
-{returns}"""
-    return _allocate(_capi.INIT_UNINITIALIZED, "empty", shape, dtype, backend, aligned_index,
-                     dimensions, layout, alignment_size, pitch_padding, device_id)
+{{returns}}"""
 
 
-def zeros(shape: int | Sequence[int], dtype: DTypeLike = np.float64, *,
-          backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
-          dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
-          alignment_size: int | None = None,
-          pitch_padding: str | None = None, device_id: int | None = None) -> Array:
-    """Allocates an array filled with 0 (``gt4py.storage.zeros``).
-
-    Parameters
-    ----------
-{shape}
-{dtype}
-{keywords}
-
-{returns}"""
-    return _allocate(_capi.INIT_ZEROS, "zeros", shape, dtype, backend, aligned_index,
-                     dimensions, layout, alignment_size, pitch_padding, device_id)
-
-
-def ones(shape: int | Sequence[int], dtype: DTypeLike = np.float64, *,
-         backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
-         dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
-         alignment_size: int | None = None,
-         pitch_padding: str | None = None, device_id: int | None = None) -> Array:
-    """Allocates an array filled with 1 (``gt4py.storage.ones``).
-
-    Parameters
-    ----------
-{shape}
-{dtype}
-{keywords}
-
-{returns}"""
-    return _allocate(_capi.INIT_ONES, "ones", shape, dtype, backend, aligned_index,
-                     dimensions, layout, alignment_size, pitch_padding, device_id)
+empty = _args.variant(_allocate, _capi.INIT_UNINITIALIZED, "empty", _summary(
+    "of uninitialized values with the layout a backend wants\n   ", "empty"))
+zeros = _args.variant(_allocate, _capi.INIT_ZEROS, "zeros", _summary("filled with 0", "zeros"))
+ones = _args.variant(_allocate, _capi.INIT_ONES, "ones", _summary("filled with 1", "ones"))
 
 
 @public()
@@ -421,8 +388,10 @@ def _full(context: str, shape: Any, fill_value: Any, dtype: Any, backend: Any,
           aligned_index: Any, dimensions: Any, layout: Any, alignment_size: Any,
           pitch_padding: Any = None, device_id: Any = None) -> Array:
     _args.array_source("fill_value", fill_value)
-    arr = _allocate(_capi.INIT_UNINITIALIZED, context, shape, dtype, backend, aligned_index,
-                    dimensions, layout, alignment_size, pitch_padding, device_id)
+    arr = _allocate(_capi.INIT_UNINITIALIZED, context, shape, dtype, backend=backend,
+                    aligned_index=aligned_index, dimensions=dimensions, layout=layout,
+                    alignment_size=alignment_size, pitch_padding=pitch_padding,
+                    device_id=device_id)
     arr[...] = arr.dtype.type(fill_value)
     return arr
 
@@ -494,14 +463,19 @@ def _like(data: Any, dtype: Any, dimensions: Any) -> tuple[Any, Any, Any]:
     return shape, dt, dimensions
 
 
-@public()
-def empty_like(data: Any, dtype: DTypeLike = None, *, backend: str | None = "numpy",
-               aligned_index: Sequence[int] | None = None,
-               dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
-               alignment_size: int | None = None,
-               pitch_padding: str | None = None, device_id: int | None = None) -> Array:
-    """Allocates an array of uninitialized values shaped like ``data`` (as :func:`empty`).
+def _allocate_like(init: int, context: str, data: Any, dtype: DTypeLike = None, *,
+                   backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
+                   dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+                   alignment_size: int | None = None,
+                   pitch_padding: str | None = None, device_id: int | None = None) -> Array:
+    """empty_like, zeros_like and ones_like (each with its init and name fixed)."""
+    shape, dt, dims = _like(data, dtype, dimensions)
+    return _allocate(init, context, shape, dt, backend=backend, aligned_index=aligned_index,
+                     dimensions=dims, layout=layout, alignment_size=alignment_size,
+                     pitch_padding=pitch_padding, device_id=device_id)
 
+
+_LIKE_PARAMETERS = """
     GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
     (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
 
@@ -510,69 +484,25 @@ def empty_like(data: Any, dtype: DTypeLike = None, *, backend: str | None = "num
     data : array-like
         The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
         sub-array ``dtype``, its trailing extents must be the dtype's (as in
-        :func:`from_array`).
+        :func:`from_array`).{fill_value}
     dtype : dtype-like, optional
         Element type (default: the data's).
-{keywords}
+{{keywords}}
 
-{returns}"""
-    shape, dt, dims = _like(data, dtype, dimensions)
-    return _allocate(_capi.INIT_UNINITIALIZED, "empty_like", shape, dt, backend, aligned_index,
-                     dims, layout, alignment_size, pitch_padding, device_id)
+{{returns}}"""
 
 
-@public()
-def zeros_like(data: Any, dtype: DTypeLike = None, *, backend: str | None = "numpy",
-               aligned_index: Sequence[int] | None = None,
-               dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
-               alignment_size: int | None = None,
-               pitch_padding: str | None = None, device_id: int | None = None) -> Array:
-    """Allocates an array of zeros shaped like ``data`` (as :func:`zeros`).
-
-    GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
-    (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
-
-    Parameters
-    ----------
-    data : array-like
-        The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
-        sub-array ``dtype``, its trailing extents must be the dtype's (as in
-        :func:`from_array`).
-    dtype : dtype-like, optional
-        Element type (default: the data's).
-{keywords}
-
-{returns}"""
-    shape, dt, dims = _like(data, dtype, dimensions)
-    return _allocate(_capi.INIT_ZEROS, "zeros_like", shape, dt, backend, aligned_index, dims,
-                     layout, alignment_size, pitch_padding, device_id)
+def _like_doc(what: str, like: str, fill_value: str = "") -> str:
+    return (f"Allocates an array of {what} shaped like ``data`` (as :func:`{like}`).\n" +
+            _LIKE_PARAMETERS.format(fill_value=fill_value))
 
 
-@public()
-def ones_like(data: Any, dtype: DTypeLike = None, *, backend: str | None = "numpy",
-              aligned_index: Sequence[int] | None = None,
-              dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
-              alignment_size: int | None = None,
-              pitch_padding: str | None = None, device_id: int | None = None) -> Array:
-    """Allocates an array of ones shaped like ``data`` (as :func:`ones`).
-
-    GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
-    (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
-
-    Parameters
-    ----------
-    data : array-like
-        The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
-        sub-array ``dtype``, its trailing extents must be the dtype's (as in
-        :func:`from_array`).
-    dtype : dtype-like, optional
-        Element type (default: the data's).
-{keywords}
-
-{returns}"""
-    shape, dt, dims = _like(data, dtype, dimensions)
-    return _allocate(_capi.INIT_ONES, "ones_like", shape, dt, backend, aligned_index, dims,
-                     layout, alignment_size, pitch_padding, device_id)
+empty_like = public()(_args.variant(_allocate_like, _capi.INIT_UNINITIALIZED, "empty_like",
+                                    _like_doc("uninitialized values", "empty")))
+zeros_like = public()(_args.variant(_allocate_like, _capi.INIT_ZEROS, "zeros_like",
+                                    _like_doc("zeros", "zeros")))
+ones_like = public()(_args.variant(_allocate_like, _capi.INIT_ONES, "ones_like",
+                                   _like_doc("ones", "ones")))
 
 
 @public()
@@ -581,27 +511,14 @@ def full_like(data: Any, fill_value: Any, dtype: DTypeLike = None, *,
               dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
               alignment_size: int | None = None,
               pitch_padding: str | None = None, device_id: int | None = None) -> Array:
-    """Allocates an array of ``fill_value`` shaped like ``data`` (as :func:`full`).
-
-    GT4Py has no ``*_like``; these take GDP-3's rule: what is not given comes from ``data``
-    (its shape, its dtype, its ``__gt_dims__`` as ``dimensions``).
-
-    Parameters
-    ----------
-    data : array-like
-        The template: a NumPy or CuPy array, a storage, anything NumPy converts. With a
-        sub-array ``dtype``, its trailing extents must be the dtype's (as in
-        :func:`from_array`).
-    fill_value : scalar
-        Converted to the element type as ``dtype.type(fill_value)`` (GT4Py's conversion).
-    dtype : dtype-like, optional
-        Element type (default: the data's).
-{keywords}
-
-{returns}"""
     shape, dt, dims = _like(data, dtype, dimensions)
     return _full("full_like", shape, fill_value, dt, backend, aligned_index, dims, layout,
                  alignment_size, pitch_padding, device_id)
+
+
+full_like.__doc__ = _like_doc("``fill_value``", "full", """
+    fill_value : scalar
+        Converted to the element type as ``dtype.type(fill_value)`` (GT4Py's conversion).""")
 
 
 def _plan(shape: int | Sequence[int], dtype: DTypeLike = np.float64, *,
