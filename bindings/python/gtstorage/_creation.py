@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from ._request import (
     source_shape,
     validate,
 )
-from ._storage import _STORAGE_PARAMETERS_DOC, Storage, allocators
+from ._storage import _RESULT_DOC, _STORAGE_PARAMETERS_DOC, Storage, allocators
 from ._wrap import as_storage
 
 _UNSET: Any = _args.UNSET  # "not given"
@@ -46,11 +46,6 @@ def _request(init: int, shape: Any, dtype: Any, **kw: Any) -> Request:
         return r
 
     return cached_request(key, shape, make)
-
-
-def _allocate(init: int, context: str, shape: Any, dtype: Any, **kw: Any) -> Storage:
-    r = _request(init, shape, dtype, **kw)
-    return Storage._from_handle(allocate(r, init, context), params=r.params)
 
 
 # ---- GDP-3 allocators (Storage results) --------------------------------------------------------
@@ -95,16 +90,7 @@ _PARAMETERS_DOC = """
         64 bytes (of lcm(64, alignment, itemsize)), so that no stride is a multiple of 4 KiB;
         copies and stencils across planes or rows of power-of-two extents then keep their
         cache lines (gtstorage_create_options.pitch_padding).
-
-    Returns
-    -------
-    Storage
-        ``CPUStorage``, ``GPUStorage``, ``SoftwareManagedGPUStorage`` or
-        ``CUDAManagedGPUStorage`` by where the buffers are.
-
-    Raises
-    ------
-    TypeError, ValueError, OverflowError
+""" + _RESULT_DOC + """\
         Bad arguments (the message names the function and the argument); ``RuntimeError``
         (:class:`GTUnknownPresetError`) for an unknown preset.
 """
@@ -114,46 +100,40 @@ def _doc(summary: str) -> str:
     return summary + "\n" + _PARAMETERS_DOC
 
 
-@public()
-def empty(shape: int | Sequence[int], dtype: Any = np.float64, *, backend: Any = _UNSET,
-          defaults: Any = _UNSET, aligned_index: Sequence[int] | None = None,
-          dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
-          alignment_size: int | None = None, halo: Any = None, device: Any = _UNSET,
-          managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
-          readonly: bool = False, pitch_padding: str | None = None) -> Storage:
-    return _allocate(_capi.INIT_UNINITIALIZED, "empty", shape, dtype, backend=backend,
-                     defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
-                     dims=dims, layout=layout, alignment_size=alignment_size, halo=halo,
-                     device=device, managed=managed, device_id=device_id, pinned=pinned,
-                     readonly=readonly, pitch_padding=pitch_padding)
+# The keyword parameters of the allocators, in the order of their signatures (and of the
+# request's cache key).
+_KEYWORDS = ("backend", "defaults", "aligned_index", "dimensions", "dims", "layout",
+             "alignment_size", "halo", "device", "managed", "device_id", "pinned", "readonly",
+             "pitch_padding")
 
 
-@public()
-def zeros(shape: int | Sequence[int], dtype: Any = np.float64, *, backend: Any = _UNSET,
-          defaults: Any = _UNSET, aligned_index: Sequence[int] | None = None,
-          dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
-          alignment_size: int | None = None, halo: Any = None, device: Any = _UNSET,
-          managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
-          readonly: bool = False, pitch_padding: str | None = None) -> Storage:
-    return _allocate(_capi.INIT_ZEROS, "zeros", shape, dtype, backend=backend,
-                     defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
-                     dims=dims, layout=layout, alignment_size=alignment_size, halo=halo,
-                     device=device, managed=managed, device_id=device_id, pinned=pinned,
-                     readonly=readonly, pitch_padding=pitch_padding)
+def _keywords(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of an allocator's call, from its ``locals()``."""
+    return {k: arguments[k] for k in _KEYWORDS}
 
 
-@public()
-def ones(shape: int | Sequence[int], dtype: Any = np.float64, *, backend: Any = _UNSET,
-         defaults: Any = _UNSET, aligned_index: Sequence[int] | None = None,
-         dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
-         alignment_size: int | None = None, halo: Any = None, device: Any = _UNSET,
-         managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
-         readonly: bool = False, pitch_padding: str | None = None) -> Storage:
-    return _allocate(_capi.INIT_ONES, "ones", shape, dtype, backend=backend,
-                     defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
-                     dims=dims, layout=layout, alignment_size=alignment_size, halo=halo,
-                     device=device, managed=managed, device_id=device_id, pinned=pinned,
-                     readonly=readonly, pitch_padding=pitch_padding)
+def _allocate(init: int, context: str, shape: int | Sequence[int], dtype: Any = np.float64, *,
+              backend: Any = _UNSET, defaults: Any = _UNSET,
+              aligned_index: Sequence[int] | None = None, dimensions: Any = _UNSET,
+              dims: Any = _UNSET, layout: Any = None, alignment_size: int | None = None,
+              halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET,
+              device_id: int = -1, pinned: bool = False, readonly: bool = False,
+              pitch_padding: str | None = None) -> Storage:
+    """empty, zeros and ones (each with its init and name fixed by _args.variant)."""
+    r = _request(init, shape, dtype, backend=backend, defaults=defaults,
+                 aligned_index=aligned_index, dimensions=dimensions, dims=dims, layout=layout,
+                 alignment_size=alignment_size, halo=halo, device=device, managed=managed,
+                 device_id=device_id, pinned=pinned, readonly=readonly,
+                 pitch_padding=pitch_padding)
+    return Storage._from_handle(allocate(r, init, context), params=r.params)
+
+
+empty = public()(_args.variant(_allocate, _capi.INIT_UNINITIALIZED, "empty", _doc(
+    """Storage with uninitialized values (GDP-3 ``empty``).""")))
+zeros = public()(_args.variant(_allocate, _capi.INIT_ZEROS, "zeros", _doc(
+    """Storage filled with 0, halo and padding included (GDP-3 ``zeros``).""")))
+ones = public()(_args.variant(_allocate, _capi.INIT_ONES, "ones", _doc(
+    """Storage filled with 1 (GDP-3 ``ones``).""")))
 
 
 @public()
@@ -164,19 +144,12 @@ def full(shape: int | Sequence[int], fill_value: Any, dtype: Any = np.float64, *
          halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET, device_id: int = -1,
          pinned: bool = False, readonly: bool = False,
          pitch_padding: str | None = None) -> Storage:
-    r = _request(_capi.INIT_VALUE, shape, dtype, backend=backend, defaults=defaults,
-                 aligned_index=aligned_index, dimensions=dimensions, dims=dims, layout=layout,
-                 alignment_size=alignment_size, halo=halo, device=device, managed=managed,
-                 device_id=device_id, pinned=pinned, readonly=readonly,
-                 pitch_padding=pitch_padding)
+    r = _request(_capi.INIT_VALUE, shape, dtype, **_keywords(locals()))
     value = _scalar(fill_value, _split_dtype(dtype)[0])
     return Storage._from_handle(allocate(r, _capi.INIT_VALUE, "full", fill=value),
                                 params=r.params)
 
 
-empty.__doc__ = _doc("""Storage with uninitialized values (GDP-3 ``empty``).""")
-zeros.__doc__ = _doc("""Storage filled with 0, halo and padding included (GDP-3 ``zeros``).""")
-ones.__doc__ = _doc("""Storage filled with 1 (GDP-3 ``ones``).""")
 full.__doc__ = _doc("""Storage filled with ``fill_value`` (GDP-3 ``full``).""").replace(
     """    dtype : dtype-like, optional
 """, """    fill_value : scalar
@@ -211,11 +184,7 @@ def from_array(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults:
     shape = source_shape(tuple(ref.shape), dt)
     if dimensions is _UNSET and dims is _UNSET and hasattr(data, "__gt_dims__"):
         dims = tuple(data.__gt_dims__)
-    r = _request(_capi.INIT_COPY, shape, dt, backend=backend, defaults=defaults,
-                 aligned_index=aligned_index, dimensions=dimensions, dims=dims, layout=layout,
-                 alignment_size=alignment_size, halo=halo, device=device, managed=managed,
-                 device_id=device_id, pinned=pinned, readonly=readonly,
-                 pitch_padding=pitch_padding)
+    r = _request(_capi.INIT_COPY, shape, dt, **_keywords(locals()))
     return Storage._from_handle(allocate_copy(r, host, src, "from_array"), params=r.params)
 
 
@@ -296,49 +265,21 @@ _LIKE_DOC = """{what} storage shaped like ``data`` (GDP-3 ``{name}_like``).
 """
 
 
-@public()
-def empty_like(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults: Any = _UNSET,
-               aligned_index: Any = _UNSET, dimensions: Any = _UNSET, dims: Any = _UNSET,
-               layout: Any = _UNSET, alignment_size: Any = _UNSET, halo: Any = _UNSET,
-               device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = _UNSET,
-               pinned: Any = _UNSET, readonly: Any = _UNSET,
-               pitch_padding: Any = _UNSET) -> Storage:
-    shape, dt, kw = _like_kwargs(data, dtype, dict(
-        backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
-        dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
-        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly,
-        pitch_padding=pitch_padding))
-    return empty(shape, dt, **kw)
+def _allocate_like(allocator: Callable[..., Storage], context: str, data: Any,
+                   dtype: Any = None, *, backend: Any = _UNSET, defaults: Any = _UNSET,
+                   aligned_index: Any = _UNSET, dimensions: Any = _UNSET, dims: Any = _UNSET,
+                   layout: Any = _UNSET, alignment_size: Any = _UNSET, halo: Any = _UNSET,
+                   device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = _UNSET,
+                   pinned: Any = _UNSET, readonly: Any = _UNSET,
+                   pitch_padding: Any = _UNSET) -> Storage:
+    """empty_like, zeros_like and ones_like (each with its allocator and name fixed)."""
+    shape, dt, kw = _like_kwargs(data, dtype, _keywords(locals()))
+    return allocator(shape, dt, **kw)
 
 
-@public()
-def zeros_like(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults: Any = _UNSET,
-               aligned_index: Any = _UNSET, dimensions: Any = _UNSET, dims: Any = _UNSET,
-               layout: Any = _UNSET, alignment_size: Any = _UNSET, halo: Any = _UNSET,
-               device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = _UNSET,
-               pinned: Any = _UNSET, readonly: Any = _UNSET,
-               pitch_padding: Any = _UNSET) -> Storage:
-    shape, dt, kw = _like_kwargs(data, dtype, dict(
-        backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
-        dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
-        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly,
-        pitch_padding=pitch_padding))
-    return zeros(shape, dt, **kw)
-
-
-@public()
-def ones_like(data: Any, dtype: Any = None, *, backend: Any = _UNSET, defaults: Any = _UNSET,
-              aligned_index: Any = _UNSET, dimensions: Any = _UNSET, dims: Any = _UNSET,
-              layout: Any = _UNSET, alignment_size: Any = _UNSET, halo: Any = _UNSET,
-              device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = _UNSET,
-              pinned: Any = _UNSET, readonly: Any = _UNSET,
-              pitch_padding: Any = _UNSET) -> Storage:
-    shape, dt, kw = _like_kwargs(data, dtype, dict(
-        backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
-        dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
-        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly,
-        pitch_padding=pitch_padding))
-    return ones(shape, dt, **kw)
+empty_like = public()(_args.variant(_allocate_like, empty, "empty_like", None))
+zeros_like = public()(_args.variant(_allocate_like, zeros, "zeros_like", None))
+ones_like = public()(_args.variant(_allocate_like, ones, "ones_like", None))
 
 
 @public()
@@ -348,11 +289,7 @@ def full_like(data: Any, fill_value: Any, dtype: Any = None, *, backend: Any = _
               halo: Any = _UNSET, device: Any = _UNSET, managed: Any = _UNSET,
               device_id: Any = _UNSET, pinned: Any = _UNSET, readonly: Any = _UNSET,
               pitch_padding: Any = _UNSET) -> Storage:
-    shape, dt, kw = _like_kwargs(data, dtype, dict(
-        backend=backend, defaults=defaults, aligned_index=aligned_index, dimensions=dimensions,
-        dims=dims, layout=layout, alignment_size=alignment_size, halo=halo, device=device,
-        managed=managed, device_id=device_id, pinned=pinned, readonly=readonly,
-        pitch_padding=pitch_padding))
+    shape, dt, kw = _like_kwargs(data, dtype, _keywords(locals()))
     return full(shape, fill_value, dt, **kw)
 
 

@@ -18,9 +18,21 @@ from ._handle import SyncState, wrap_handle
 from ._protocols import BufferProtocols
 
 __all__ = ["CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "SoftwareManagedGPUStorage",
-           "Storage", "StorageCore", "_STORAGE_PARAMETERS_DOC", "_wait_for_producer",
+           "Storage", "StorageCore", "_RESULT_DOC", "_STORAGE_PARAMETERS_DOC", "_wait_for_producer",
            "_wrap_cuda_array", "allocators", "wrap_buffers"]
 
+# The Returns section of the functions that create a storage, and the head of their Raises.
+_RESULT_DOC = """
+    Returns
+    -------
+    Storage
+        ``CPUStorage``, ``GPUStorage``, ``SoftwareManagedGPUStorage`` or
+        ``CUDAManagedGPUStorage`` by where the buffers are.
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError
+"""
 # The parameters of GDP-3's storage() and of the Storage constructor, which is storage().
 _STORAGE_PARAMETERS_DOC = """
     Parameters
@@ -66,16 +78,7 @@ _STORAGE_PARAMETERS_DOC = """
         pointer's.
     readonly : bool, optional
         A storage that refuses writes (default: writable, or the wrapped buffer's flag).
-
-    Returns
-    -------
-    Storage
-        ``CPUStorage``, ``GPUStorage``, ``SoftwareManagedGPUStorage`` or
-        ``CUDAManagedGPUStorage`` by where the buffers are.
-
-    Raises
-    ------
-    TypeError, ValueError, OverflowError
+""" + _RESULT_DOC + """\
         Bad arguments, or parameters that do not match wrapped data (the message names the
         function and the argument).
 """
