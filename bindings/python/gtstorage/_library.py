@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+from typing import Any, Callable
 
 from . import _args, _capi
 from ._args import INT32_MAX, INT32_MIN, int_scalar
@@ -74,43 +74,44 @@ def pool_stats(memory: str = "host") -> dict[str, int]:
 
 
 def pool_trim(memory: str = "all", keep_bytes: int = 0) -> None:
-    """Frees kept blocks, least recently kept first, until at most ``keep_bytes`` are kept.
-
-    Parameters
-    ----------
-    memory : str
-        ``"host"``, ``"pinned_host"``, ``"device"`` or ``"all"``.
-    keep_bytes : int
-        Bytes the pool may keep afterwards (≥ 0; 0 frees every kept block).
-
-    Raises
-    ------
-    TypeError, ValueError, OverflowError
-        An unknown memory, or ``keep_bytes`` not an int in [0, 2**63).
-    """
-    m = _pool_memory(memory, "pool_trim")
-    keep = _args.int_scalar("pool_trim: keep_bytes", keep_bytes, 0)
-    _check(_lib.gtstorage_pool_trim(m, keep), "pool_trim")
+    _pool_bytes_call(_lib.gtstorage_pool_trim, "pool_trim", memory, "keep_bytes", keep_bytes)
 
 
 def pool_set_limit(memory: str, limit_bytes: int) -> None:
-    """Limits the bytes a pool keeps for reuse, freeing kept blocks beyond it at once.
+    _pool_bytes_call(_lib.gtstorage_pool_set_limit, "pool_set_limit", memory, "limit_bytes",
+                     limit_bytes)
+
+
+def _pool_bytes_call(function: Callable[[int, int], int], context: str, memory: str,
+                     name: str, value: int) -> None:
+    """pool_trim and pool_set_limit: one pool (or all) and a byte count, checked and passed."""
+    m = _pool_memory(memory, context)
+    _check(function(m, _args.int_scalar(f"{context}: {name}", value, 0)), context)
+
+
+def _pool_bytes_doc(summary: str, name: str, meaning: str) -> str:
+    return f"""{summary}
 
     Parameters
     ----------
     memory : str
         ``"host"``, ``"pinned_host"``, ``"device"`` or ``"all"``.
-    limit_bytes : int
-        The limit (≥ 0); 0 turns pooling off for that memory.
+    {name} : int
+        {meaning}
 
     Raises
     ------
     TypeError, ValueError, OverflowError
-        An unknown memory, or ``limit_bytes`` not an int in [0, 2**63).
+        An unknown memory, or ``{name}`` not an int in [0, 2**63).
     """
-    m = _pool_memory(memory, "pool_set_limit")
-    limit = _args.int_scalar("pool_set_limit: limit_bytes", limit_bytes, 0)
-    _check(_lib.gtstorage_pool_set_limit(m, limit), "pool_set_limit")
+
+
+pool_trim.__doc__ = _pool_bytes_doc(
+    "Frees kept blocks, least recently kept first, until at most ``keep_bytes`` are kept.",
+    "keep_bytes", "Bytes the pool may keep afterwards (≥ 0; 0 frees every kept block).")
+pool_set_limit.__doc__ = _pool_bytes_doc(
+    "Limits the bytes a pool keeps for reuse, freeing kept blocks beyond it at once.",
+    "limit_bytes", "The limit (≥ 0); 0 turns pooling off for that memory.")
 
 
 def presets() -> list[dict[str, Any]]:
