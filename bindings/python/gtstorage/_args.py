@@ -11,7 +11,8 @@ import functools
 import inspect
 import numbers
 import operator
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+import types
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
@@ -21,11 +22,6 @@ UINT64_MAX = 2**64 - 1
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
-R = TypeVar("R")
-if TYPE_CHECKING:  # (typing has them from Python 3.10 on; the annotations are strings)
-    from typing import Concatenate, ParamSpec
-
-    P = ParamSpec("P")
 
 # "Not given" (None is a meaningful value for device and managed): the preset's, the template's
 # or the buffer's value is used.
@@ -153,24 +149,27 @@ def public(name: str | None = None) -> Callable[[F], F]:
     return decorate
 
 
-def variant(fn: Callable[Concatenate[T, str, P], R], value: T, name: str,
-            doc: str | None) -> Callable[P, R]:
-    """The function ``name`` of a family (empty, zeros, ones …): ``fn`` with its first two
-    arguments fixed to ``value`` (what tells the members apart, e.g. the init) and ``name``.
 
-    It has the signature, annotations and module of ``fn`` less those two parameters, so that
-    ``help()``, ``inspect.signature`` and type checkers see it as if written out.
+def variant(template: F, name: str, doc: str | None, **hidden: Any) -> F:
+    """The function ``name`` of a family (empty, zeros, ones …) written once as ``template``.
+
+    ``template`` takes what tells the members apart (the init, the name its errors carry) as
+    keyword-only parameters with defaults; ``hidden`` gives them this member's values. The
+    member is ``template``'s code under another name (no layer in between: a fast path that
+    wraps it, gtstorage._native.allocator, reads its parameters), and ``help()``,
+    ``inspect.signature`` and ``__annotations__`` show it without the hidden parameters.
     """
-
-    def member(*args: P.args, **kwargs: P.kwargs) -> R:
-        return fn(value, name, *args, **kwargs)
-
-    signature = inspect.signature(fn)
-    hidden = list(signature.parameters)[:2]
-    member.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=list(signature.parameters.values())[2:])
+    fn: Any = template
+    code = fn.__code__.replace(co_name=name)  # (Python's own errors name the code: zeros() …)
+    if hasattr(code, "co_qualname"):  # Python 3.11+
+        code = code.replace(co_qualname=name)
+    member = types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    member.__kwdefaults__ = {**fn.__kwdefaults__, **hidden}
     member.__annotations__ = {k: v for k, v in fn.__annotations__.items() if k not in hidden}
-    member.__name__ = member.__qualname__ = name
+    signature = inspect.signature(fn)
+    member.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in signature.parameters.values() if p.name not in hidden])
+    member.__qualname__ = name
     member.__module__ = fn.__module__
     member.__doc__ = doc
-    return member
+    return member  # type: ignore[return-value]

@@ -112,28 +112,31 @@ def _keywords(arguments: dict[str, Any]) -> dict[str, Any]:
     return {k: arguments[k] for k in _KEYWORDS}
 
 
-def _allocate(init: int, context: str, shape: int | Sequence[int], dtype: Any = np.float64, *,
-              backend: Any = _UNSET, defaults: Any = _UNSET,
-              aligned_index: Sequence[int] | None = None, dimensions: Any = _UNSET,
-              dims: Any = _UNSET, layout: Any = None, alignment_size: int | None = None,
-              halo: Any = None, device: Any = _UNSET, managed: Any = _UNSET,
-              device_id: int = -1, pinned: bool = False, readonly: bool = False,
-              pitch_padding: str | None = None) -> Storage:
-    """empty, zeros and ones (each with its init and name fixed by _args.variant)."""
-    r = _request(init, shape, dtype, backend=backend, defaults=defaults,
+def _allocator(shape: int | Sequence[int], dtype: Any = np.float64, *, backend: Any = _UNSET,
+               defaults: Any = _UNSET, aligned_index: Sequence[int] | None = None,
+               dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = None,
+               alignment_size: int | None = None, halo: Any = None, device: Any = _UNSET,
+               managed: Any = _UNSET, device_id: int = -1, pinned: bool = False,
+               readonly: bool = False, pitch_padding: str | None = None,
+               _init: int = _capi.INIT_UNINITIALIZED, _context: str = "empty") -> Storage:
+    """empty, zeros and ones, written once (_args.variant gives each its _init and _context)."""
+    r = _request(_init, shape, dtype, backend=backend, defaults=defaults,
                  aligned_index=aligned_index, dimensions=dimensions, dims=dims, layout=layout,
                  alignment_size=alignment_size, halo=halo, device=device, managed=managed,
                  device_id=device_id, pinned=pinned, readonly=readonly,
                  pitch_padding=pitch_padding)
-    return Storage._from_handle(allocate(r, init, context), params=r.params)
+    return Storage._from_handle(allocate(r, _init, _context), params=r.params)
 
 
-empty = public()(_args.variant(_allocate, _capi.INIT_UNINITIALIZED, "empty", _doc(
-    """Storage with uninitialized values (GDP-3 ``empty``).""")))
-zeros = public()(_args.variant(_allocate, _capi.INIT_ZEROS, "zeros", _doc(
-    """Storage filled with 0, halo and padding included (GDP-3 ``zeros``).""")))
-ones = public()(_args.variant(_allocate, _capi.INIT_ONES, "ones", _doc(
-    """Storage filled with 1 (GDP-3 ``ones``).""")))
+empty = public()(_args.variant(
+    _allocator, "empty", _doc("""Storage with uninitialized values (GDP-3 ``empty``)."""),
+    _init=_capi.INIT_UNINITIALIZED, _context="empty"))
+zeros = public()(_args.variant(
+    _allocator, "zeros",
+    _doc("""Storage filled with 0, halo and padding included (GDP-3 ``zeros``)."""),
+    _init=_capi.INIT_ZEROS, _context="zeros"))
+ones = public()(_args.variant(_allocator, "ones", _doc(
+    """Storage filled with 1 (GDP-3 ``ones``)."""), _init=_capi.INIT_ONES, _context="ones"))
 
 
 @public()
@@ -265,21 +268,22 @@ _LIKE_DOC = """{what} storage shaped like ``data`` (GDP-3 ``{name}_like``).
 """
 
 
-def _allocate_like(allocator: Callable[..., Storage], context: str, data: Any,
-                   dtype: Any = None, *, backend: Any = _UNSET, defaults: Any = _UNSET,
-                   aligned_index: Any = _UNSET, dimensions: Any = _UNSET, dims: Any = _UNSET,
-                   layout: Any = _UNSET, alignment_size: Any = _UNSET, halo: Any = _UNSET,
-                   device: Any = _UNSET, managed: Any = _UNSET, device_id: Any = _UNSET,
-                   pinned: Any = _UNSET, readonly: Any = _UNSET,
-                   pitch_padding: Any = _UNSET) -> Storage:
-    """empty_like, zeros_like and ones_like (each with its allocator and name fixed)."""
+def _allocator_like(data: Any, dtype: Any = None, *, backend: Any = _UNSET,
+                    defaults: Any = _UNSET, aligned_index: Any = _UNSET,
+                    dimensions: Any = _UNSET, dims: Any = _UNSET, layout: Any = _UNSET,
+                    alignment_size: Any = _UNSET, halo: Any = _UNSET, device: Any = _UNSET,
+                    managed: Any = _UNSET, device_id: Any = _UNSET, pinned: Any = _UNSET,
+                    readonly: Any = _UNSET, pitch_padding: Any = _UNSET,
+                    _allocator: Callable[..., Storage] = empty) -> Storage:
+    """empty_like, zeros_like and ones_like, written once (_args.variant gives each its
+    _allocator)."""
     shape, dt, kw = _like_kwargs(data, dtype, _keywords(locals()))
-    return allocator(shape, dt, **kw)
+    return _allocator(shape, dt, **kw)
 
 
-empty_like = public()(_args.variant(_allocate_like, empty, "empty_like", None))
-zeros_like = public()(_args.variant(_allocate_like, zeros, "zeros_like", None))
-ones_like = public()(_args.variant(_allocate_like, ones, "ones_like", None))
+empty_like = public()(_args.variant(_allocator_like, "empty_like", None, _allocator=empty))
+zeros_like = public()(_args.variant(_allocator_like, "zeros_like", None, _allocator=zeros))
+ones_like = public()(_args.variant(_allocator_like, "ones_like", None, _allocator=ones))
 
 
 @public()

@@ -175,15 +175,11 @@ def _gt4py_dimensions(shape: Any, dtype: Any, aligned_index: Any,
     return tuple(shape) + tuple(sub_shape), base, aligned_index, canonical
 
 
-def _allocate(init: int, context: str, shape: int | Sequence[int],
-              dtype: DTypeLike = np.float64, *, backend: str | None = "numpy",
-              aligned_index: Sequence[int] | None = None,
-              dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
-              alignment_size: int | None = None,
-              pitch_padding: str | None = None, device_id: int | None = None) -> Array:
-    """The work of empty/zeros/ones (each this function with its init and name fixed, by
-    _args.variant): a cache hit on the common call (a shape tuple, only dtype and backend given)
-    costs one dict lookup before the native create."""
+def _allocate(init: int, context: str, shape: Any, dtype: Any, backend: Any, aligned_index: Any,
+              dimensions: Any, layout: Any, alignment_size: Any, pitch_padding: Any = None,
+              device_id: Any = None) -> Array:
+    """The work of empty/zeros/ones: a cache hit on the common call (a shape tuple, only dtype
+    and backend given) costs one dict lookup before the native create."""
     if (aligned_index is None and dimensions is None and layout is None and alignment_size is None
             and pitch_padding is None and device_id is None and type(shape) is tuple):
         try:
@@ -357,10 +353,24 @@ def _summary(what: str, gt4py_name: str) -> str:
 {{returns}}"""
 
 
-empty = _args.variant(_allocate, _capi.INIT_UNINITIALIZED, "empty", _summary(
-    "of uninitialized values with the layout a backend wants\n   ", "empty"))
-zeros = _args.variant(_allocate, _capi.INIT_ZEROS, "zeros", _summary("filled with 0", "zeros"))
-ones = _args.variant(_allocate, _capi.INIT_ONES, "ones", _summary("filled with 1", "ones"))
+def _allocator(shape: int | Sequence[int], dtype: DTypeLike = np.float64, *,
+               backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
+               dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+               alignment_size: int | None = None,
+               pitch_padding: str | None = None, device_id: int | None = None,
+               _init: int = _capi.INIT_UNINITIALIZED, _context: str = "empty") -> Array:
+    """empty, zeros and ones, written once (_args.variant gives each its _init and _context)."""
+    return _allocate(_init, _context, shape, dtype, backend, aligned_index, dimensions, layout,
+                     alignment_size, pitch_padding, device_id)
+
+
+empty = _args.variant(_allocator, "empty", _summary(
+    "of uninitialized values with the layout a backend wants\n   ", "empty"),
+    _init=_capi.INIT_UNINITIALIZED, _context="empty")
+zeros = _args.variant(_allocator, "zeros", _summary("filled with 0", "zeros"),
+                      _init=_capi.INIT_ZEROS, _context="zeros")
+ones = _args.variant(_allocator, "ones", _summary("filled with 1", "ones"),
+                     _init=_capi.INIT_ONES, _context="ones")
 
 
 @public()
@@ -388,10 +398,8 @@ def _full(context: str, shape: Any, fill_value: Any, dtype: Any, backend: Any,
           aligned_index: Any, dimensions: Any, layout: Any, alignment_size: Any,
           pitch_padding: Any = None, device_id: Any = None) -> Array:
     _args.array_source("fill_value", fill_value)
-    arr = _allocate(_capi.INIT_UNINITIALIZED, context, shape, dtype, backend=backend,
-                    aligned_index=aligned_index, dimensions=dimensions, layout=layout,
-                    alignment_size=alignment_size, pitch_padding=pitch_padding,
-                    device_id=device_id)
+    arr = _allocate(_capi.INIT_UNINITIALIZED, context, shape, dtype, backend, aligned_index,
+                    dimensions, layout, alignment_size, pitch_padding, device_id)
     arr[...] = arr.dtype.type(fill_value)
     return arr
 
@@ -463,16 +471,17 @@ def _like(data: Any, dtype: Any, dimensions: Any) -> tuple[Any, Any, Any]:
     return shape, dt, dimensions
 
 
-def _allocate_like(init: int, context: str, data: Any, dtype: DTypeLike = None, *,
-                   backend: str | None = "numpy", aligned_index: Sequence[int] | None = None,
-                   dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
-                   alignment_size: int | None = None,
-                   pitch_padding: str | None = None, device_id: int | None = None) -> Array:
-    """empty_like, zeros_like and ones_like (each with its init and name fixed)."""
+def _allocator_like(data: Any, dtype: DTypeLike = None, *, backend: str | None = "numpy",
+                    aligned_index: Sequence[int] | None = None,
+                    dimensions: Sequence[str] | None = None, layout: Sequence[int] | None = None,
+                    alignment_size: int | None = None,
+                    pitch_padding: str | None = None, device_id: int | None = None,
+                    _init: int = _capi.INIT_UNINITIALIZED,
+                    _context: str = "empty_like") -> Array:
+    """empty_like, zeros_like and ones_like, written once (see _allocator)."""
     shape, dt, dims = _like(data, dtype, dimensions)
-    return _allocate(init, context, shape, dt, backend=backend, aligned_index=aligned_index,
-                     dimensions=dims, layout=layout, alignment_size=alignment_size,
-                     pitch_padding=pitch_padding, device_id=device_id)
+    return _allocate(_init, _context, shape, dt, backend, aligned_index, dims, layout,
+                     alignment_size, pitch_padding, device_id)
 
 
 _LIKE_PARAMETERS = """
@@ -497,12 +506,13 @@ def _like_doc(what: str, like: str, fill_value: str = "") -> str:
             _LIKE_PARAMETERS.format(fill_value=fill_value))
 
 
-empty_like = public()(_args.variant(_allocate_like, _capi.INIT_UNINITIALIZED, "empty_like",
-                                    _like_doc("uninitialized values", "empty")))
-zeros_like = public()(_args.variant(_allocate_like, _capi.INIT_ZEROS, "zeros_like",
-                                    _like_doc("zeros", "zeros")))
-ones_like = public()(_args.variant(_allocate_like, _capi.INIT_ONES, "ones_like",
-                                   _like_doc("ones", "ones")))
+empty_like = public()(_args.variant(
+    _allocator_like, "empty_like", _like_doc("uninitialized values", "empty"),
+    _init=_capi.INIT_UNINITIALIZED, _context="empty_like"))
+zeros_like = public()(_args.variant(_allocator_like, "zeros_like", _like_doc("zeros", "zeros"),
+                                    _init=_capi.INIT_ZEROS, _context="zeros_like"))
+ones_like = public()(_args.variant(_allocator_like, "ones_like", _like_doc("ones", "ones"),
+                                   _init=_capi.INIT_ONES, _context="ones_like"))
 
 
 @public()

@@ -515,39 +515,34 @@ fallback:
   return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
 }
 
+/* The references of an allocator that the garbage collector follows: what traverse visits
+   and clear drops (F is Py_VISIT or Py_CLEAR). */
+#define ALLOCATOR_FOR_EACH_REFERENCE(F)            \
+  do {                                             \
+    F(self->fallback);                             \
+    F(self->cache);                                \
+    F(self->init);                                 \
+    F(self->default_dtype);                        \
+    F(self->default_backend);                      \
+    F(self->dict);                                 \
+    for (int i = 0; i < ALLOCATOR_MEMO_SIZE; ++i) { \
+      F(self->entries[i].entry);                   \
+      F(self->keys[i].shape);                      \
+      F(self->keys[i].dtype);                      \
+      F(self->keys[i].backend);                    \
+      F(self->keys[i].entry);                      \
+    }                                              \
+  } while (0)
+
 static int allocator_traverse(AllocatorObject* self, visitproc visit, void* arg) {
-  Py_VISIT(self->fallback);
-  Py_VISIT(self->cache);
-  Py_VISIT(self->init);
-  Py_VISIT(self->default_dtype);
-  Py_VISIT(self->default_backend);
-  Py_VISIT(self->dict);
-  for (int i = 0; i < ALLOCATOR_MEMO_SIZE; ++i) {
-    Py_VISIT(self->entries[i].entry);
-    Py_VISIT(self->keys[i].shape);
-    Py_VISIT(self->keys[i].dtype);
-    Py_VISIT(self->keys[i].backend);
-    Py_VISIT(self->keys[i].entry);
-  }
+  ALLOCATOR_FOR_EACH_REFERENCE(Py_VISIT);
   return 0;
 }
 
 static int allocator_clear(AllocatorObject* self) {
-  Py_CLEAR(self->fallback);
-  Py_CLEAR(self->cache);
-  Py_CLEAR(self->init);
-  Py_CLEAR(self->default_dtype);
-  Py_CLEAR(self->default_backend);
-  Py_CLEAR(self->shape_name);
+  ALLOCATOR_FOR_EACH_REFERENCE(Py_CLEAR);
+  Py_CLEAR(self->shape_name); /* (strings: nothing for the collector to follow) */
   Py_CLEAR(self->dtype_name);
-  Py_CLEAR(self->dict);
-  for (int i = 0; i < ALLOCATOR_MEMO_SIZE; ++i) {
-    Py_CLEAR(self->entries[i].entry);
-    Py_CLEAR(self->keys[i].shape);
-    Py_CLEAR(self->keys[i].dtype);
-    Py_CLEAR(self->keys[i].backend);
-    Py_CLEAR(self->keys[i].entry);
-  }
   return 0;
 }
 
