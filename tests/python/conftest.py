@@ -6,6 +6,7 @@ import ctypes
 import gc
 import os
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -40,6 +41,25 @@ try:
     hypothesis.settings.load_profile("gtstorage")
 except ImportError:  # pragma: no cover - run.sh installs hypothesis everywhere
     pass
+
+
+def run_in_threads(work, arguments):
+    """Runs ``work(*args)`` for every ``args`` of @p arguments, each in a thread of its own, all
+    at once; returns the exceptions they raised (empty when all went well)."""
+    errors = []
+
+    def guarded(*args):
+        try:
+            work(*args)
+        except BaseException as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=args) for args in arguments]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
 
 
 def write_device_memory(address, values):

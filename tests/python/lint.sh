@@ -10,17 +10,10 @@
 # Usage: tests/python/lint.sh <build-dir>
 set -euo pipefail
 
-if [[ $# -ne 1 ]]; then
-  echo "usage: $0 <build-dir>" >&2
-  exit 2
-fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-mkdir -p "$1"
-build="$(cd "$1" && pwd)"
-venv="$build/.venv-np2"
 # shellcheck source=np2_venv.sh
 . "$here/np2_venv.sh"
+python_test_dirs "<build-dir>" 1 1 "$@"
 make_np2_venv
 
 status=0

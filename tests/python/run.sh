@@ -36,14 +36,11 @@
 #        JOBS                      parallel build jobs of the wheel build (default 2)
 set -euo pipefail
 
-if [[ $# -lt 1 ]]; then
-  echo "usage: $0 <build-dir> [pytest args...]" >&2
-  exit 2
-fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-mkdir -p "$1"
-build="$(cd "$1" && pwd)"
+# python_test_dirs, make_np2_venv (shared with lint.sh)
+# shellcheck source=np2_venv.sh
+. "$here/np2_venv.sh"
+python_test_dirs "<build-dir> [pytest args...]" 1 1000000 "$@"
 shift
 
 mode="${GTSTORAGE_PY_PACKAGE:-wheel}"
@@ -81,11 +78,7 @@ case $mode in
     ;;
 esac
 
-# ---- the NumPy 2.x venv (also builds and repairs the wheel) --------------------------------------
-venv="$build/.venv-np2"
-# make_np2_venv (shared with lint.sh)
-# shellcheck source=np2_venv.sh
-. "$here/np2_venv.sh"
+# ---- the NumPy 2.x venv (also builds and repairs the wheel): $venv, made by make_np2_venv -------
 
 # ---- the wheel ---------------------------------------------------------------------------------
 wheel=""

@@ -10,7 +10,7 @@ import pytest
 
 import gtstorage
 import gtstorage.gdp3 as gs  # the GDP-3 face: allocators return Storage objects
-from conftest import live, write_device_memory
+from conftest import live, run_in_threads, write_device_memory
 
 SHAPE = (5, 6, 7)
 # The emulated device (the GPU backend on the simulated CUDA runtime) is host memory: it is never
@@ -368,6 +368,22 @@ def test_torch_refuses_emulated_device_memory():
     assert t.device.type == "cpu" and float(t.sum()) == 12.0
 
 
+def report_device_type(monkeypatch, device_type):
+    """Makes the library's description of a device side (gtstorage._core._info) report the
+    DLPack device type @p device_type (2 CUDA, 10 ROCm), which the emulated device lacks."""
+    from gtstorage import _core
+
+    real_info = _core._info
+
+    def info_of(handle, side):
+        info = real_info(handle, side)
+        if side == gtstorage._capi.SIDE_DEVICE:
+            info.device_type = device_type
+        return info
+
+    monkeypatch.setattr(_core, "_info", info_of)
+
+
 def test_dlpack_stream_zero_is_fine_for_rocm(monkeypatch):
     # DLPack: stream 0 is ambiguous for CUDA but the default stream for ROCm, where PyTorch passes
     # it. The device type decides (here a storage that reports ROCm).
@@ -378,17 +394,7 @@ def test_dlpack_stream_zero_is_fine_for_rocm(monkeypatch):
     cap = s.__dlpack__(stream=0, max_version=(1, 0))
     assert cap is not None
     # And the CUDA Array Interface of a ROCm buffer names no stream 1 (HIP has none).
-    from gtstorage import _core
-
-    real_info = _core._info
-
-    def rocm_info(handle, side):
-        info = real_info(handle, side)
-        if side == gtstorage._capi.SIDE_DEVICE:
-            info.device_type = 10
-        return info
-
-    monkeypatch.setattr(_core, "_info", rocm_info)
+    report_device_type(monkeypatch, 10)
     s._geoms[gtstorage._capi.SIDE_DEVICE] = None  # forget the cached geometry of the device side
     assert s._cuda_interface_dict()["stream"] is None
     assert "stream" in s.__cuda_array_interface__
@@ -398,18 +404,8 @@ def test_cai_export_acquires_and_touches(monkeypatch):
     # The CUDA Array Interface of CUDA memory (here the emulated device made to report CUDA's
     # DLPack type, since the emulated device itself offers none): the device side is made current
     # and marked modified, as the consumer may write; the stream is the storage's (1 for 0).
-    from gtstorage import _core
-
-    real_info = _core._info
-
-    def cuda_info(handle, side):
-        info = real_info(handle, side)
-        if side == gtstorage._capi.SIDE_DEVICE:
-            info.device_type = 2
-        return info
-
     s = gs.from_array(ref(), device="gpu")  # host modified
-    monkeypatch.setattr(_core, "_info", cuda_info)
+    report_device_type(monkeypatch, 2)
     gs.reset_transfer_stats()
     cai = s.__cuda_array_interface__
     assert s.transfer_stats()["h2d_count"] == 1  # acquire copied the host's data over
@@ -420,8 +416,6 @@ def test_cai_export_acquires_and_touches(monkeypatch):
 
 
 def test_set_device_is_per_thread():
-    import threading
-
     if gs.device_count() < 2:
         pytest.skip("needs two devices")
     seen = {}
@@ -432,11 +426,7 @@ def test_set_device_is_per_thread():
         made_on = gs.zeros((2, 2), backend="gt:gpu").__dlpack_device__()[1]
         seen[dev] = (fresh, gs.get_device(), made_on)
 
-    threads = [threading.Thread(target=rank, args=(d,)) for d in (1, 0)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    assert not run_in_threads(rank, [(1,), (0,)])
     assert seen == {0: (0, 0, 0), 1: (0, 1, 1)}
     assert gs.get_device() == 0  # this thread: 0
     assert gs.zeros((2, 2), backend="gt:gpu").__dlpack_device__()[1] == 0

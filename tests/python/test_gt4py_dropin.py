@@ -2,7 +2,6 @@
 # arguments and return plain NumPy arrays over libgtstorage memory.
 import gc
 import sys
-import threading
 import types
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 
 import gtstorage
 import gtstorage as gs
-from conftest import live
+from conftest import live, run_in_threads
 
 HOST_PRESETS = [p["name"] for p in gs.presets() if p["device"] == "cpu"]
 DEVICE_PRESETS = [p["name"] for p in gs.presets() if p["device"] == "gpu"]
@@ -232,23 +231,13 @@ def test_alignment_size_any_multiple_of_the_itemsize():
 
 
 def test_cache_is_thread_safe():
-    errors = []
-
     def work(n):
-        try:
-            for i in range(200):
-                shape = (n + 1, i % 7 + 1)
-                a = gs.full(shape, n, np.int64, backend="gt:cpu_kfirst")
-                assert a.shape == shape and (a == n).all()
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+        for i in range(200):
+            shape = (n + 1, i % 7 + 1)
+            a = gs.full(shape, n, np.int64, backend="gt:cpu_kfirst")
+            assert a.shape == shape and (a == n).all()
 
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert not run_in_threads(work, [(n,) for n in range(4)])
 
 
 @pytest.mark.skipif(not DEVICE_PRESETS or gs.get_device_backend() != "emulated",

@@ -25,6 +25,7 @@ FLOORS = [
     ("_request",),  # the one options pipeline and cache, the allocators both faces share
     ("_wrap",),  # as_storage
     ("_creation", "_gt4py"),  # the two faces: GDP-3 (Storage) and GT4Py's drop-in (arrays)
+    ("_shared_api",),  # what the two faces export alike
     ("gdp3",),
     ("__init__",),
     ("next", "mpi"),  # public submodules over the package

@@ -15,7 +15,7 @@ import pytest
 import gtstorage
 from gtstorage import _capi
 
-from conftest import live
+from conftest import live, run_in_threads
 
 native = _capi.native
 
@@ -209,25 +209,16 @@ def test_host_array_takes_over_a_reference(no_leak):
 
 @pytestmark_native
 def test_threads_share_nothing_wrong(no_leak):
-    import threading
-
     o = Options((16, 16))
-    out, errors = [], []
+    out = []
 
     def work():
-        try:
-            for _ in range(200):
-                a = native.create_array(o.address)
-                a[...] = 1.0
-                out.append(float(a.sum()))
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        for _ in range(200):
+            a = native.create_array(o.address)
+            a[...] = 1.0
+            out.append(float(a.sum()))
 
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_in_threads(work, [()] * 4)
     assert not errors and out == [256.0] * 800
 
 
@@ -466,27 +457,18 @@ def test_allocator_looks_like_the_function():
 
 @needs_allocator
 def test_allocator_threads(no_leak):
-    import threading
-
     shapes = [(16, 16), (3, 5, 7), (8, 8, 8)]
-    out, errors = [], []
+    out = []
 
     def work(k):
-        try:
-            for i in range(300):
-                s = shapes[(i + k) % len(shapes)]
-                a = gtstorage.ones(s, backend="gt:cpu_kfirst" if i % 2 else "numpy")
-                b = gtstorage.zeros(s, np.float32)
-                out.append(a.shape == s and b.shape == s and float(a.sum()) == a.size
-                           and not b.any())
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        for i in range(300):
+            s = shapes[(i + k) % len(shapes)]
+            a = gtstorage.ones(s, backend="gt:cpu_kfirst" if i % 2 else "numpy")
+            b = gtstorage.zeros(s, np.float32)
+            out.append(a.shape == s and b.shape == s and float(a.sum()) == a.size
+                       and not b.any())
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_in_threads(work, [(k,) for k in range(4)])
     assert not errors and out == [True] * 1200
 
 

@@ -16,64 +16,15 @@ Two faces over one C library (all layout decisions are the library's; see docs/p
 from __future__ import annotations
 
 from . import _xarray, gdp3
-from ._allocation import Allocation, allocation
-from ._capi import (
-    GTCommunicationError,
-    GTDeviceError,
-    GTDriverTooOldError,
-    GTInternalError,
-    GTMemoryError,
-    GTNoSuchBufferError,
-    GTStorageError,
-    GTSyncConflictError,
-    GTUnknownPresetError,
-    GTUnsupportedError,
-    GTValueError,
-    lib as _lib,
-)
+from ._capi import lib as _lib
 from ._creation import storage
-from ._gt4py import (
-    empty,
-    empty_like,
-    from_array,
-    full,
-    full_like,
-    ones,
-    ones_like,
-    zeros,
-    zeros_like,
-)
-from ._handle import SyncState
-from ._library import (
-    device_count,
-    get_device,
-    get_device_backend,
-    get_stats,
-    library_path,
-    library_version,
-    pool_set_limit,
-    pool_stats,
-    pool_trim,
-    presets,
-    reset_transfer_stats,
-    set_device,
-    set_device_backend,
-)
-from ._request import plan
-from ._storage import (
-    CPUStorage,
-    CUDAManagedGPUStorage,
-    GPUStorage,
-    SoftwareManagedGPUStorage,
-    Storage,
-)
-from ._wrap import as_storage
+from ._gt4py import *  # noqa: F403  (GT4Py's drop-in allocators, which return arrays)
+from ._shared_api import *  # noqa: F403  (errors, storages, library-wide functions …)
 
 try:  # generated from project(VERSION) by CMake (build tree, wheel)
     from ._version import __version__  # type: ignore[import-not-found,unused-ignore]  # generated
 except ImportError:  # the source tree: the loaded library's version
     __version__ = _lib.gtstorage_version_string().decode("ascii")
-asstorage = as_storage  # the spelling of GDP-3's first draft
 
 __all__ = [
     "Allocation", "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTCommunicationError",

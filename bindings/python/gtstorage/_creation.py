@@ -29,6 +29,9 @@ from ._request import (
 from ._storage import _RESULT_DOC, _STORAGE_PARAMETERS_DOC, Storage, allocators
 from ._wrap import as_storage
 
+__all__ = ["empty", "zeros", "ones", "full", "from_array", "empty_like", "zeros_like",
+           "ones_like", "full_like", "storage"]
+
 _UNSET: Any = _args.UNSET  # "not given"
 
 

@@ -11,59 +11,8 @@ fields that know their halo (``domain_view``, ``__gt_origin__``), their dims
 
 from __future__ import annotations
 
-from ._allocation import Allocation, allocation  # noqa: F401  (gdp3 is a complete face)
-from ._capi import (
-    GTCommunicationError,
-    GTDeviceError,
-    GTDriverTooOldError,
-    GTInternalError,
-    GTMemoryError,
-    GTNoSuchBufferError,
-    GTStorageError,
-    GTSyncConflictError,
-    GTUnknownPresetError,
-    GTUnsupportedError,
-    GTValueError,
-)
-from ._creation import (
-    empty,
-    empty_like,
-    from_array,
-    full,
-    full_like,
-    ones,
-    ones_like,
-    storage,
-    zeros,
-    zeros_like,
-)
-from ._handle import SyncState
-from ._library import (  # noqa: F401  (the library-wide functions: gdp3 is a complete face)
-    device_count,
-    get_device,
-    get_device_backend,
-    get_stats,
-    library_path,
-    library_version,
-    pool_set_limit,
-    pool_stats,
-    pool_trim,
-    presets,
-    reset_transfer_stats,
-    set_device,
-    set_device_backend,
-)
-from ._request import plan
-from ._storage import (
-    CPUStorage,
-    CUDAManagedGPUStorage,
-    GPUStorage,
-    SoftwareManagedGPUStorage,
-    Storage,
-)
-from ._wrap import as_storage
-
-asstorage = as_storage  # the spelling of GDP-3's first draft
+from ._creation import *  # noqa: F403  (GDP-3's allocators, which return storages)
+from ._shared_api import *  # noqa: F403  (errors, storages, library-wide functions …)
 
 __all__ = [
     "CPUStorage", "CUDAManagedGPUStorage", "GPUStorage", "GTCommunicationError", "GTDeviceError",
