@@ -45,6 +45,12 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A new (strong) reference to @p object, for storing it (Py_NewRef of Python 3.10+). */
+static inline PyObject* new_reference(PyObject* object) {
+  Py_INCREF(object);
+  return object;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Owner: the array's base object, holding one reference of a storage handle. */
 
@@ -81,12 +87,19 @@ static PyMemberDef owner_members[] = {
      "The storage handle whose reference this object owns."},
     {NULL, 0, 0, 0, NULL}};
 
+/* The start of the initializer of each type of this module: its name (in gtstorage._native),
+   its object struct and destructor (PyVarObject_HEAD_INIT expands to "{...},"). */
+/* clang-format off */
+#define NATIVE_TYPE_HEAD(name, object, dealloc) \
+  PyVarObject_HEAD_INIT(NULL, 0)                \
+  .tp_name = "gtstorage._native." name,         \
+  .tp_basicsize = sizeof(object),               \
+  .tp_itemsize = 0,                             \
+  .tp_dealloc = (destructor)(dealloc)
+/* clang-format on */
+
 static PyTypeObject OwnerType = {
-    PyVarObject_HEAD_INIT(NULL, 0) /* expands to "{...}," */
-        .tp_name = "gtstorage._native.Owner",
-    .tp_basicsize = sizeof(OwnerObject),
-    .tp_itemsize = 0,
-    .tp_dealloc = (destructor)owner_dealloc,
+    NATIVE_TYPE_HEAD("Owner", OwnerObject, owner_dealloc),
     .tp_repr = (reprfunc)owner_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc =
@@ -420,14 +433,10 @@ static inline key_memo* allocator_key_slot(AllocatorObject* self, PyObject* shap
 static void key_memo_set(key_memo* slot, PyObject* shape, PyObject* dtype, PyObject* backend,
                          PyObject* entry, void* address, uint64_t version) {
   key_memo old = *slot;
-  Py_INCREF(shape);
-  Py_INCREF(dtype);
-  Py_INCREF(backend);
-  Py_INCREF(entry);
-  slot->shape = shape;
-  slot->dtype = dtype;
-  slot->backend = backend;
-  slot->entry = entry;
+  slot->shape = new_reference(shape);
+  slot->dtype = new_reference(dtype);
+  slot->backend = new_reference(backend);
+  slot->entry = new_reference(entry);
   slot->address = address;
   slot->version = version;
   Py_XDECREF(old.shape); /* last: a dealloc may run code */
@@ -517,21 +526,21 @@ fallback:
 
 /* The references of an allocator that the garbage collector follows: what traverse visits
    and clear drops (F is Py_VISIT or Py_CLEAR). */
-#define ALLOCATOR_FOR_EACH_REFERENCE(F)            \
-  do {                                             \
-    F(self->fallback);                             \
-    F(self->cache);                                \
-    F(self->init);                                 \
-    F(self->default_dtype);                        \
-    F(self->default_backend);                      \
-    F(self->dict);                                 \
+#define ALLOCATOR_FOR_EACH_REFERENCE(F)             \
+  do {                                              \
+    F(self->fallback);                              \
+    F(self->cache);                                 \
+    F(self->init);                                  \
+    F(self->default_dtype);                         \
+    F(self->default_backend);                       \
+    F(self->dict);                                  \
     for (int i = 0; i < ALLOCATOR_MEMO_SIZE; ++i) { \
-      F(self->entries[i].entry);                   \
-      F(self->keys[i].shape);                      \
-      F(self->keys[i].dtype);                      \
-      F(self->keys[i].backend);                    \
-      F(self->keys[i].entry);                      \
-    }                                              \
+      F(self->entries[i].entry);                    \
+      F(self->keys[i].shape);                       \
+      F(self->keys[i].dtype);                       \
+      F(self->keys[i].backend);                     \
+      F(self->keys[i].entry);                       \
+    }                                               \
   } while (0)
 
 static int allocator_traverse(AllocatorObject* self, visitproc visit, void* arg) {
@@ -595,11 +604,7 @@ static PyGetSetDef allocator_getset[] = {
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyTypeObject AllocatorType = {
-    PyVarObject_HEAD_INIT(NULL, 0) /* expands to "{...}," */
-        .tp_name = "gtstorage._native.Allocator",
-    .tp_basicsize = sizeof(AllocatorObject),
-    .tp_itemsize = 0,
-    .tp_dealloc = (destructor)allocator_dealloc,
+    NATIVE_TYPE_HEAD("Allocator", AllocatorObject, allocator_dealloc),
     .tp_vectorcall_offset = offsetof(AllocatorObject, vectorcall),
     .tp_repr = (reprfunc)allocator_repr,
     .tp_call = PyVectorcall_Call,
@@ -695,16 +700,11 @@ static PyObject* native_allocator(PyObject* module, PyObject* const* args, Py_ss
   AllocatorObject* self = PyObject_GC_New(AllocatorObject, &AllocatorType);
   if (self == NULL) return NULL;
   self->vectorcall = allocator_vectorcall;
-  Py_INCREF(fallback);
-  self->fallback = fallback;
-  Py_INCREF(cache);
-  self->cache = cache;
-  Py_INCREF(init);
-  self->init = init;
-  self->default_dtype = PyTuple_GET_ITEM(defaults, 0);
-  Py_INCREF(self->default_dtype);
-  Py_INCREF(default_backend);
-  self->default_backend = default_backend;
+  self->fallback = new_reference(fallback);
+  self->cache = new_reference(cache);
+  self->init = new_reference(init);
+  self->default_dtype = new_reference(PyTuple_GET_ITEM(defaults, 0));
+  self->default_backend = new_reference(default_backend);
   self->shape_name = NULL;
   self->dtype_name = NULL;
   self->dict = NULL;
