@@ -9,7 +9,7 @@
 # A test is a definition on one line at the start of a line, `static void name(void** state) {`
 # (`static` and the parameter's name optional, as in C++), or `M(name) {` where the file defines
 # `#define M(name) static void name(void** state)`. Two comment markers, each on a line of its own:
-#   gts-test-group: <group>   the tests after it, up to the next marker, are GTS_TESTS_<group>
+#   gts-test-group: <group>   the tests after it, up to the next group marker, are GTS_TESTS_<group>
 #                             (before any: GTS_TESTS)
 #   gts-test-entry: <macro>   the next test is listed as <macro>(name) instead of with the fixture
 #                             (cmocka_unit_test: no per-test fixture), the why after the name
