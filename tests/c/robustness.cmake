@@ -10,6 +10,7 @@ if(TARGET gtstorage::cmocka)
   # dlpack.h only to call the exported tensors' deleters.
   target_include_directories(test_random_bad_input PRIVATE ${PROJECT_SOURCE_DIR}/third_party)
   target_link_libraries(test_random_bad_input PRIVATE gtstorage gtstorage::cmocka)
+  gts_cmocka_tests(test_random_bad_input)
   add_test(NAME robustness.random_bad_input COMMAND test_random_bad_input)
   set_tests_properties(robustness.random_bad_input PROPERTIES LABELS "robustness;device"
                                                               TIMEOUT 300)

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmocka_main.h"
+
 /* The suites use the experimental tier (refcounts, counter resets, backend switching) and
  * also cover the deprecated sync spellings, which stay supported within the major version. */
 #define GTSTORAGE_NO_DEPRECATION_WARNINGS
@@ -164,6 +166,24 @@ static inline int gts_test_teardown(void** state) {
 }
 
 #define GTS_TEST(f) cmocka_unit_test_setup_teardown(f, gts_test_setup, gts_test_teardown)
+
+/* The main() of most files: every test the file defines, each with the per-test leak check, as
+ * one group ("tests") between @p group_setup and @p group_teardown (cmocka_main.h). */
+#define GTS_TEST_MAIN(group_setup, group_teardown) \
+  GTS_TEST_MAIN_WITH("tests", GTS_TEST, group_setup, group_teardown)
+
+/* The main() of a file of host tests (GTS_TESTS) and emulated-device tests (GTS_TESTS_device:
+ * after the marker gts-test-group: device), each with the per-test leak check: the group
+ * @p host_name between gts_group_setup and gts_group_teardown, then the group @p device_name
+ * between @p device_setup (which selects the emulated backend) and gts_group_teardown. */
+#define GTS_TEST_MAIN_HOST_DEVICE(host_name, device_name, device_setup)                         \
+  int main(void) {                                                                              \
+    int failed = 0;                                                                             \
+    GTS_RUN_TESTS(failed, host_name, GTS_TESTS, GTS_TEST, gts_group_setup, gts_group_teardown); \
+    GTS_RUN_TESTS(failed, device_name, GTS_TESTS_device, GTS_TEST, device_setup,                \
+                  gts_group_teardown);                                                          \
+    return failed;                                                                              \
+  }
 
 /* ------------------------------------------------------------------------------------------ */
 /* N-d index helpers. */

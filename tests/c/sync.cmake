@@ -1,6 +1,7 @@
 if(TARGET gtstorage::cmocka)
   add_executable(test_sync_state_machine test_sync_state_machine.c)
   target_link_libraries(test_sync_state_machine PRIVATE gtstorage gtstorage::cmocka)
+  gts_cmocka_tests(test_sync_state_machine)
   add_test(NAME sync_state_machine COMMAND test_sync_state_machine emulated)
   set_tests_properties(sync_state_machine PROPERTIES LABELS "sync;device;emulated")
   # The same with the simulated runtime running queued work at once (work queued before its

@@ -197,6 +197,7 @@ static void incompatible_alignments_are_refused(void** state) {
 }
 
 /* Presets may carry such alignments as well, in bytes or in elements. */
+/* gts-test-entry: cmocka_unit_test (registers presets: they stay) */
 static void presets_with_gt4py_alignments(void** state) {
   (void)state;
   gtstorage_preset_info in = GTSTORAGE_PRESET_INFO_INIT;
@@ -353,6 +354,7 @@ static void host_allocations_are_aligned(void** state) {
   }
 }
 
+/* gts-test-group: device */
 static int use_emulated(void** state) {
   gts_group_setup(state);
   return gtstorage_set_device_backend("emulated") == GTSTORAGE_OK ? 0 : -1;
@@ -400,20 +402,4 @@ static void device_round_trip(void** state) {
   GTS_OK(gtstorage_release(h));
 }
 
-int main(void) {
-  const struct CMUnitTest host_tests[] = {
-      GTS_TEST(plans_follow_gt4py_rule),
-      GTS_TEST(divisor_alignment),
-      GTS_TEST(incompatible_alignments_are_refused),
-      cmocka_unit_test(presets_with_gt4py_alignments), /* registers presets: they stay */
-      GTS_TEST(host_allocations_are_aligned),
-  };
-  const struct CMUnitTest device_tests[] = {
-      GTS_TEST(device_allocations_are_aligned),
-      GTS_TEST(device_round_trip),
-  };
-  int failed = cmocka_run_group_tests_name("host", host_tests, gts_group_setup, gts_group_teardown);
-  failed += cmocka_run_group_tests_name("emulated device", device_tests, use_emulated,
-                                        gts_group_teardown);
-  return failed;
-}
+GTS_TEST_MAIN_HOST_DEVICE("host", "emulated device", use_emulated)

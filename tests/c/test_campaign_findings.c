@@ -342,15 +342,4 @@ static void trim_reaches_the_pools_of_a_former_backend(void** state) {
   GTS_EQ64(pinned.held_bytes, 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(trim_reaches_the_pools_of_a_former_backend),
-      GTS_TEST(empty_wraps_report_a_non_null_address),
-      GTS_TEST(device_wraps_must_fit_their_allocation),
-      GTS_TEST(released_blocks_are_not_in_use),
-      GTS_TEST(host_side_of_a_unified_pair_is_filled_on_the_host),
-      GTS_TEST(device_blocks_larger_than_the_limit_are_not_kept),
-      GTS_TEST(messages_name_the_callers_parameter),
-  };
-  return cmocka_run_group_tests_name("campaign findings (issue 23)", tests, use_emulated, NULL);
-}
+GTS_TEST_MAIN_WITH("campaign findings (issue 23)", GTS_TEST, use_emulated, NULL)

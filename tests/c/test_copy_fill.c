@@ -954,26 +954,4 @@ static void test_copy_halo_faces(void** state) {
   halo_faces(wide, 2, mixed, ifirst);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(test_copy_preset_pairs_3d),
-      GTS_TEST(test_copy_preset_pairs_4d),
-      GTS_TEST(test_copy_preset_pairs_kji),
-      GTS_TEST(test_copy_arrays),
-      GTS_TEST(test_copy_views),
-      GTS_TEST(test_dtype_conversion),
-      GTS_TEST(test_fill),
-      GTS_TEST(test_fill_double),
-      GTS_TEST(test_init_zeros),
-      GTS_TEST(test_init_ones),
-      GTS_TEST(test_init_value),
-      GTS_TEST(test_init_copy),
-      GTS_TEST(test_sync_noops_on_host),
-      GTS_TEST(test_copy_layouts_odd_shapes),
-      GTS_TEST(test_copy_layouts_4d),
-      GTS_TEST(test_copy_layouts_large),
-      GTS_TEST(test_copy_subboxes),
-      GTS_TEST(test_copy_halo_faces),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

@@ -344,16 +344,4 @@ static void set_error_is_the_last_error(void** state) {
   assert_string_equal(gtstorage_last_error(), "");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(host_sides),
-      GTS_TEST(streaming_flag_copies_the_same_values),
-      GTS_TEST(mirror_sides_ignore_the_state),
-      GTS_TEST(async_device_copies),
-      GTS_TEST(views_of_device_storages),
-      GTS_TEST(unified_waits_for_its_stream),
-      GTS_TEST(bad_input),
-      GTS_TEST(set_error_is_the_last_error),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

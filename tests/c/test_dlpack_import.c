@@ -569,6 +569,7 @@ static void deleter_runs_on_the_releasing_thread(void** state) {
 /* ------------------------------------------------------------------------------------------ */
 /* Device memory of the emulated device (the simulated CUDA runtime): kDLExtDev. */
 
+/* gts-test-group: device */
 static int use_emulated(void** state) {
   (void)state;
   if (gtstorage_set_device_backend("emulated") != GTSTORAGE_OK) return -1;
@@ -675,28 +676,4 @@ static void emulated_device_hand_made_tensor(void** state) {
   GTS_OK(gtstorage_release(owner));
 }
 
-int main(void) {
-  const struct CMUnitTest host_tests[] = {
-      GTS_TEST(legacy_host_tensor_is_wrapped_in_place),
-      GTS_TEST(versioned_tensor_with_strides_dims_and_halo),
-      GTS_TEST(deleter_runs_once_after_the_last_view),
-      GTS_TEST(read_only_flag_makes_a_read_only_storage),
-      GTS_TEST(byte_offset_and_negative_strides),
-      GTS_TEST(dtypes_and_empty_tensors),
-      GTS_TEST(zero_dim_tensor),
-      GTS_TEST(refused_tensors_stay_with_the_caller),
-      GTS_TEST(device_types_need_their_backend),
-      GTS_TEST(round_trip_through_the_library_export),
-      GTS_TEST(round_trip_keeps_read_only),
-      GTS_TEST(deleter_runs_on_the_releasing_thread),
-  };
-  const struct CMUnitTest device_tests[] = {
-      GTS_TEST(emulated_device_export_round_trip),
-      GTS_TEST(emulated_device_hand_made_tensor),
-  };
-  int failed =
-      cmocka_run_group_tests_name("dlpack_import", host_tests, gts_group_setup, gts_group_teardown);
-  failed += cmocka_run_group_tests_name("dlpack_import_emulated_device", device_tests, use_emulated,
-                                        gts_group_teardown);
-  return failed;
-}
+GTS_TEST_MAIN_HOST_DEVICE("dlpack_import", "dlpack_import_emulated_device", use_emulated)

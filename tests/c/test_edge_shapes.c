@@ -490,6 +490,7 @@ static void empty_slices_touch_nothing(void** state) {
 
 /* ---- the emulated device ----------------------------------------------------------------- */
 
+/* gts-test-group: device */
 static int use_emulated(void** state) {
   gts_group_setup(state);
   return gtstorage_set_device_backend("emulated") == GTSTORAGE_OK ? 0 : -1;
@@ -619,23 +620,4 @@ static void empty_on_device(void** state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest host_tests[] = {
-      GTS_TEST(scalar_plan),
-      GTS_TEST(scalar_create_every_init),
-      GTS_TEST(scalar_copy_fill),
-      GTS_TEST(scalar_views_and_wrap),
-      GTS_TEST(scalar_dlpack),
-      GTS_TEST(empty_plan_and_interface),
-      GTS_TEST(empty_copy_fill_view_export),
-      GTS_TEST(empty_slices_touch_nothing),
-  };
-  const struct CMUnitTest device_tests[] = {
-      GTS_TEST(scalar_on_device),
-      GTS_TEST(empty_on_device),
-  };
-  int failed = cmocka_run_group_tests_name("host", host_tests, gts_group_setup, gts_group_teardown);
-  failed += cmocka_run_group_tests_name("emulated device", device_tests, use_emulated,
-                                        gts_group_teardown);
-  return failed;
-}
+GTS_TEST_MAIN_HOST_DEVICE("host", "emulated device", use_emulated)

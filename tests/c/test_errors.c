@@ -747,70 +747,24 @@ CASE(message_lifecycle) {
 }
 
 int main(void) {
-  const struct CMUnitTest before[] = {
-      GTS_TEST(null_options),
-      GTS_TEST(null_out),
-      GTS_TEST(plan_out_struct_size),
-      GTS_TEST(ndim_zero),
-      GTS_TEST(shape_null),
-      GTS_TEST(shape_zero),
-      GTS_TEST(alignment_not_power_of_two),
-      GTS_TEST(init_copy_shape_mismatch),
-  };
-  const struct CMUnitTest after[] = {
-      GTS_TEST(options_struct_size),
-      GTS_TEST(unknown_preset),
-      GTS_TEST(device_without_device),
-      GTS_TEST(huge_allocation),
-      GTS_TEST(stale_handle),
-      GTS_TEST(double_release),
-      GTS_TEST(stale_after_slot_reuse),
-      GTS_TEST(null_handle),
-      GTS_TEST(foreign_handles),
-      GTS_TEST(refcount_null_out),
-      GTS_TEST(interface_null_out),
-      GTS_TEST(interface_struct_size),
-      GTS_TEST(bad_side),
-      GTS_TEST(missing_side),
-      GTS_TEST(bad_sync_op),
-      GTS_TEST(bad_sync_flags),
-      GTS_TEST(sync_state_null_out),
-      GTS_TEST(copy_shape_mismatch),
-      GTS_TEST(copy_ndim_mismatch),
-      GTS_TEST(copy_stale_handles),
-      GTS_TEST(copy_array_null),
-      GTS_TEST(copy_array_shape_mismatch),
-      GTS_TEST(copy_array_null_data),
-      GTS_TEST(copy_array_bad_dtype),
-      GTS_TEST(copy_array_struct_size),
-      GTS_TEST(fill_null_value),
-      GTS_TEST(readonly_writes),
-      GTS_TEST(slice_nspec_mismatch),
-      GTS_TEST(slice_step_zero),
-      GTS_TEST(slice_index_out_of_range),
-      GTS_TEST(slice_bad_kind_reserved),
-      GTS_TEST(slice_null_args),
-      GTS_TEST(transpose_bad_perm),
-      GTS_TEST(wrap_bad_arguments),
-      GTS_TEST(preset_lookup_null),
-      GTS_TEST(preset_register_bad),
-      GTS_TEST(stats_bad_out),
-      GTS_TEST(device_backend_buffer),
-      GTS_TEST(message_lifecycle),
-  };
-  /* The cases before the table, one test per row of bad_options, the cases after it. */
+  /* Every test the file defines, one_bad_option once per row of bad_options. */
+  const struct CMUnitTest defined[] = {GTS_TESTS(GTS_TEST)};
   enum {
-    NBEFORE = sizeof before / sizeof before[0],
-    NROWS = sizeof bad_options / sizeof bad_options[0],
-    NAFTER = sizeof after / sizeof after[0]
+    NDEFINED = sizeof defined / sizeof defined[0],
+    NROWS = sizeof bad_options / sizeof bad_options[0]
   };
-  struct CMUnitTest tests[NBEFORE + NROWS + NAFTER];
-  memcpy(tests, before, sizeof before);
-  for (size_t i = 0; i < NROWS; ++i) {
-    const struct CMUnitTest row = {bad_options[i].name, one_bad_option, gts_test_setup,
-                                   gts_test_teardown, (void*)&bad_options[i]};
-    tests[NBEFORE + i] = row;
+  struct CMUnitTest tests[NDEFINED - 1 + NROWS];
+  size_t n = 0;
+  for (size_t i = 0; i < NDEFINED; ++i) {
+    if (defined[i].test_func != one_bad_option) {
+      tests[n++] = defined[i];
+      continue;
+    }
+    for (size_t r = 0; r < NROWS; ++r) {
+      const struct CMUnitTest row = {bad_options[r].name, one_bad_option, gts_test_setup,
+                                     gts_test_teardown, (void*)&bad_options[r]};
+      tests[n++] = row;
+    }
   }
-  memcpy(tests + NBEFORE + NROWS, after, sizeof after);
   return cmocka_run_group_tests(tests, setup_group, teardown_group);
 }

@@ -409,15 +409,4 @@ static void test_explicit_layout_overrides(void** state) {
   GTS_EQ64(p.strides[2], 768);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(test_literal_layouts),
-      GTS_TEST(test_comma_dims),
-      GTS_TEST(test_default_dims),
-      GTS_TEST(test_sweep_against_rule),
-      GTS_TEST(test_literal_strides),
-      GTS_TEST(test_created_storages),
-      GTS_TEST(test_explicit_layout_overrides),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

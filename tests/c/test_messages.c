@@ -145,12 +145,4 @@ static void misaligned_host_data_accepted(void** state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(original_ndim_in_messages),
-      GTS_TEST(two_handle_calls_name_src_and_dst),
-      GTS_TEST(enum_fields_named),
-      GTS_TEST(misaligned_host_data_accepted),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

@@ -267,12 +267,4 @@ static void test_bad_values_refused(void** state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(test_bench_field_strides),       GTS_TEST(test_v10_struct_size_reads_no_padding),
-      GTS_TEST(test_memo_keys_on_padding),      GTS_TEST(test_alignment_sets_the_unit),
-      GTS_TEST(test_rule_over_random_requests), GTS_TEST(test_storage_roundtrip),
-      GTS_TEST(test_bad_values_refused),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

@@ -476,11 +476,4 @@ static void test_unmemoizable_requests(void** state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(test_hits_equal_misses),
-      GTS_TEST(test_threads_and_registration),
-      GTS_TEST(test_unmemoizable_requests),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

@@ -335,11 +335,4 @@ static void test_large_alignments(void** state) {
     }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(test_random_plans),
-      GTS_TEST(test_random_plans_any_alignment),
-      GTS_TEST(test_large_alignments),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

@@ -381,6 +381,7 @@ static void device_blocks_are_reused(void** state) {
   GTS_OK(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_DEVICE, INT64_C(1) << 30));
 }
 
+/* gts-test-group: off (run alone, under GTSTORAGE_POOL=0) */
 /* Run with GTSTORAGE_POOL=0: every pool starts with limit 0 and keeps nothing. */
 static void environment_turns_pools_off(void** state) {
   (void)state;
@@ -395,6 +396,7 @@ static void environment_turns_pools_off(void** state) {
   assert_int_equal(s.hits, 0);
 }
 
+/* gts-test-group: limit (run alone, under GTSTORAGE_TEST_EXPECT_LIMIT) */
 /* Run with GTSTORAGE_POOL_LIMIT set (tests/c/CMakeLists.txt, c.test_pools_env_limit.*) and
  * GTSTORAGE_TEST_EXPECT_LIMIT the limit every pool must start with: a number of bytes, "max"
  * (INT64_MAX: a value beyond the range) or "default" (the value was ignored: 1/8 of physical
@@ -433,27 +435,20 @@ static void environment_sets_the_limit(void** state) {
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
 }
 
+/* The pool tests start from empty pools and end with the per-test leak check. */
+#define FROM_EMPTY_POOLS(f) cmocka_unit_test_setup_teardown(f, reset_pools, gts_test_teardown)
+
 int main(void) {
   const char* env = getenv("GTSTORAGE_POOL");
-  if (getenv("GTSTORAGE_TEST_EXPECT_LIMIT") != NULL) {
-    const struct CMUnitTest limit[] = {cmocka_unit_test(environment_sets_the_limit)};
-    return cmocka_run_group_tests(limit, gts_group_setup, gts_group_teardown);
-  }
-  if (env != NULL && strcmp(env, "0") == 0) {
-    const struct CMUnitTest off[] = {cmocka_unit_test(environment_turns_pools_off)};
-    return cmocka_run_group_tests(off, gts_group_setup, gts_group_teardown);
-  }
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(released_block_is_reused, reset_pools, gts_test_teardown),
-      cmocka_unit_test_setup_teardown(uninitialized_keeps_contents, reset_pools, gts_test_teardown),
-      cmocka_unit_test_setup_teardown(small_storages_created_again, reset_pools, gts_test_teardown),
-      cmocka_unit_test_setup_teardown(waste_bound, reset_pools, gts_test_teardown),
-      cmocka_unit_test_setup_teardown(limit_and_trim, reset_pools, gts_test_teardown),
-      cmocka_unit_test_setup_teardown(per_storage_switch, reset_pools, gts_test_teardown),
-      cmocka_unit_test_setup_teardown(threads_share_the_pool, reset_pools, gts_test_teardown),
-      cmocka_unit_test_setup_teardown(stats_struct_of_1_0, reset_pools, gts_test_teardown),
-      cmocka_unit_test_setup_teardown(bad_input, reset_pools, gts_test_teardown),
-      cmocka_unit_test_setup_teardown(device_blocks_are_reused, reset_pools, gts_test_teardown),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
+  int failed = 0;
+  if (getenv("GTSTORAGE_TEST_EXPECT_LIMIT") != NULL)
+    GTS_RUN_TESTS(failed, "limit", GTS_TESTS_limit, cmocka_unit_test, gts_group_setup,
+                  gts_group_teardown);
+  else if (env != NULL && strcmp(env, "0") == 0)
+    GTS_RUN_TESTS(failed, "off", GTS_TESTS_off, cmocka_unit_test, gts_group_setup,
+                  gts_group_teardown);
+  else
+    GTS_RUN_TESTS(failed, "tests", GTS_TESTS, FROM_EMPTY_POOLS, gts_group_setup,
+                  gts_group_teardown);
+  return failed;
 }

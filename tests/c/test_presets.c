@@ -348,17 +348,4 @@ static void test_every_preset_creates(void** state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(test_table_by_find),
-      GTS_TEST(test_table_by_index),
-      GTS_TEST(test_aliases),
-      GTS_TEST(test_alignment_in_plan),
-      GTS_TEST(test_default_preset_is_numpy),
-      GTS_TEST(test_unknown_preset),
-      GTS_TEST(test_every_preset_creates),
-      GTS_TEST(test_replace_builtin_refused),
-      GTS_TEST(test_register_and_use),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

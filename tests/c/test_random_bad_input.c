@@ -32,6 +32,7 @@
 /* cmocka must come after the headers above */
 #include <cmocka.h>
 
+#include "cmocka_main.h"
 #include "dlpack/dlpack.h"
 /* The suites use the experimental tier (refcounts, counter resets, backend switching) and
  * also cover the deprecated sync spellings, which stay supported within the major version. */
@@ -1555,7 +1556,4 @@ static void test_random_bad_input(void** state) {
          (unsigned long long)g_seed, steps, g_calls, (double)(clock() - t0) / CLOCKS_PER_SEC);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_bad_input)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GTS_TEST_MAIN_WITH("tests", cmocka_unit_test, NULL, NULL)

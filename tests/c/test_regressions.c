@@ -253,16 +253,6 @@ static int no_leaks(void** state) {
   return (s.live_handles == 0 && s.live_buffers == 0) ? 0 : -1;
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(readonly_wrapped_host_is_never_synced_into, no_leaks),
-      cmocka_unit_test_teardown(overlapping_copies_read_the_source_first, no_leaks),
-      cmocka_unit_test_teardown(extreme_slice_steps, no_leaks),
-      cmocka_unit_test_teardown(slicing_empty_storage_with_huge_strides, no_leaks),
-      cmocka_unit_test_teardown(int64_min_strides_are_rejected, no_leaks),
-      cmocka_unit_test_teardown(copy_api_transfers_are_counted, no_leaks),
-      cmocka_unit_test_teardown(empty_arrays_wrap_without_pointer, no_leaks),
-      cmocka_unit_test_teardown(empty_copies_and_huge_spans, no_leaks),
-  };
-  return cmocka_run_group_tests_name("regressions", tests, use_emulated, NULL);
-}
+/* Each test ends with the leak check of no_leaks. */
+#define LEAK_CHECKED(f) cmocka_unit_test_teardown(f, no_leaks)
+GTS_TEST_MAIN_WITH("regressions", LEAK_CHECKED, use_emulated, NULL)

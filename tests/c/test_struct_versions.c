@@ -503,17 +503,4 @@ static void library_history_is_the_table(void** state) {
   message_lists("pool_stats", want);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(frozen_sizes_are_the_baseline),
-      GTS_TEST(header_size_table_is_sizeof),
-      GTS_TEST(library_history_is_the_table),
-      GTS_TEST(sizeless_init_writes_only_its_version),
-      GTS_TEST(sized_init),
-      GTS_TEST(v10_caller_round_trip),
-      GTS_TEST(v10_wrap),
-      GTS_TEST(output_written_only_up_to_struct_size),
-      GTS_TEST(unknown_sizes_rejected),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

@@ -13,6 +13,8 @@
 /* cmocka must come after the headers above */
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 /* The suites use the experimental tier (refcounts, counter resets, backend switching) and
  * also cover the deprecated sync spellings, which stay supported within the major version. */
 #define GTSTORAGE_NO_DEPRECATION_WARNINGS
@@ -548,6 +550,9 @@ static int check_no_leaks(void** state) {
   return (s.live_handles == 0 && s.live_buffers == 0 && s.device_bytes == 0) ? 0 : -1;
 }
 
+/* Each test ends with the leak check of check_no_leaks. */
+#define LEAK_CHECKED(f) cmocka_unit_test_teardown(f, check_no_leaks)
+
 int main(int argc, char** argv) {
   static char resolved[32];
   if (argc > 1) backend = argv[1];
@@ -570,16 +575,7 @@ int main(int argc, char** argv) {
       return required ? 1 : 77;
     }
   }
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(exhaustive_from_base, check_no_leaks),
-      cmocka_unit_test_teardown(exhaustive_from_view, check_no_leaks),
-      cmocka_unit_test_teardown(transfer_is_whole_allocation, check_no_leaks),
-      cmocka_unit_test_teardown(api_writes_keep_pair_exact, check_no_leaks),
-      cmocka_unit_test_teardown(device_only_and_descriptors, check_no_leaks),
-      cmocka_unit_test_teardown(unified_and_pinned, check_no_leaks),
-      cmocka_unit_test_teardown(wrapped_pair_different_layouts, check_no_leaks),
-      cmocka_unit_test_teardown(errors, check_no_leaks),
-      cmocka_unit_test_teardown(no_driver, check_no_leaks),
-  };
-  return cmocka_run_group_tests_name("sync_state_machine", tests, setup, NULL);
+  int failed = 0;
+  GTS_RUN_TESTS(failed, "sync_state_machine", GTS_TESTS, LEAK_CHECKED, setup, NULL);
+  return failed;
 }

@@ -182,12 +182,4 @@ static void bad_arguments(void** state) {
              "handle");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(dualview_cycle),
-      GTS_TEST(same_as_deprecated_spellings),
-      GTS_TEST(host_only_noops),
-      GTS_TEST(bad_arguments),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

@@ -438,11 +438,4 @@ static void test_concurrent_presets(void** state) {
   GTS_ASSERT_LIVE(gts_live_now(), live);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(test_concurrent_create_release), GTS_TEST(test_handles_cross_threads),
-      GTS_TEST(test_racing_double_release),     GTS_TEST(test_concurrent_retain_release),
-      GTS_TEST(test_last_error_thread_local),   GTS_TEST(test_concurrent_presets),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

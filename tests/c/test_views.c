@@ -608,22 +608,4 @@ static void test_view_contiguity(void** state) {
   GTS_OK(gtstorage_release(base));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(test_slice_ranges_and_index),
-      GTS_TEST(test_slice_negative),
-      GTS_TEST(test_slice_sweep_python),
-      GTS_TEST(test_slice_empty),
-      GTS_TEST(test_slice_halo),
-      GTS_TEST(test_transpose),
-      GTS_TEST(test_transpose_data_dim),
-      GTS_TEST(test_domain_view),
-      GTS_TEST(test_view_of_view),
-      GTS_TEST(test_views_share_memory),
-      GTS_TEST(test_view_keeps_buffer_alive),
-      GTS_TEST(test_refcount),
-      GTS_TEST(test_readonly_views),
-      GTS_TEST(test_view_contiguity),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

@@ -398,13 +398,4 @@ static void test_device_id_and_sync_state_of_one_buffer(void** state) {
   GTS_OK(gtstorage_release(h));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(test_wrap_c_order),        GTS_TEST(test_wrap_fortran_halo),
-      GTS_TEST(test_wrap_padded_rows),    GTS_TEST(test_release_once),
-      GTS_TEST(test_release_after_views), GTS_TEST(test_release_not_called_on_failure),
-      GTS_TEST(test_stride_validation),   GTS_TEST(test_wrap_readonly),
-      GTS_TEST(test_wrap_library_memory), GTS_TEST(test_device_id_and_sync_state_of_one_buffer),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
-}
+GTS_TEST_MAIN(gts_group_setup, gts_group_teardown)

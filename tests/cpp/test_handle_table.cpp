@@ -16,6 +16,8 @@
 #include <stddef.h>
 extern "C" {
 #include <cmocka.h>
+
+#include "cmocka_main.h"
 }
 
 namespace {
@@ -129,12 +131,4 @@ void test_generation_wrap_retires_the_slot(void**) {
 
 }  // namespace
 
-int main() {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_counting_and_destruction),
-      cmocka_unit_test(test_bad_handle_reasons),
-      cmocka_unit_test(test_slot_reuse_gets_a_new_generation),
-      cmocka_unit_test(test_generation_wrap_retires_the_slot),
-  };
-  return cmocka_run_group_tests(tests, nullptr, nullptr);
-}
+GTS_TEST_MAIN_WITH("tests", cmocka_unit_test, nullptr, nullptr)

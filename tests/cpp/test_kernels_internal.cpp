@@ -26,6 +26,8 @@
 #include <stddef.h>
 extern "C" {
 #include <cmocka.h>
+
+#include "cmocka_main.h"
 }
 
 using gts::dtype;
@@ -814,33 +816,13 @@ void test_alloc_failures(void**) {
 
 }  // namespace
 
+// Each test restores the defaults after it (teardown).
+#define WITH_TEARDOWN(f) cmocka_unit_test_teardown(f, teardown)
+
 int main(int argc, char** argv) {
   // Optional argument: a cmocka name filter such as "test_copy_*".
   if (argc > 1) cmocka_set_test_filter(argv[1]);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(test_half_roundtrip_all, teardown),
-      cmocka_unit_test_teardown(test_half_rounding_midpoints, teardown),
-      cmocka_unit_test_teardown(test_half_special_values, teardown),
-      cmocka_unit_test_teardown(test_convert_float_to_int, teardown),
-      cmocka_unit_test_teardown(test_convert_bool, teardown),
-      cmocka_unit_test_teardown(test_convert_int_wrap_and_float, teardown),
-      cmocka_unit_test_teardown(test_convert_complex, teardown),
-      cmocka_unit_test_teardown(test_convert_unsupported, teardown),
-      cmocka_unit_test_teardown(test_copy_all_3d_permutations, teardown),
-      cmocka_unit_test_teardown(test_copy_nt_peel, teardown),
-      cmocka_unit_test_teardown(test_copy_windowed_rows, teardown),
-      cmocka_unit_test_teardown(test_copy_wide_strips, teardown),
-      cmocka_unit_test_teardown(test_copy_random_layouts_same_dtype, teardown),
-      cmocka_unit_test_teardown(test_copy_conversions_all_pairs, teardown),
-      cmocka_unit_test_teardown(test_copy_large_threaded, teardown),
-      cmocka_unit_test_teardown(test_copy_zero_and_scalar, teardown),
-      cmocka_unit_test_teardown(test_copy_errors, teardown),
-      cmocka_unit_test_teardown(test_copy_onto_itself, teardown),
-      cmocka_unit_test_teardown(test_fill_random_layouts, teardown),
-      cmocka_unit_test_teardown(test_fill_large_threaded, teardown),
-      cmocka_unit_test_teardown(test_thread_count, teardown),
-      cmocka_unit_test_teardown(test_alloc_small_and_large, teardown),
-      cmocka_unit_test_teardown(test_alloc_failures, teardown),
-  };
-  return cmocka_run_group_tests_name("kernels_internal", tests, nullptr, nullptr);
+  int failed = 0;
+  GTS_RUN_TESTS(failed, "kernels_internal", GTS_TESTS, WITH_TEARDOWN, nullptr, nullptr);
+  return failed;
 }

@@ -102,6 +102,7 @@ static void test_init_bad_options(void** state) {
   assert_int_equal(s, 0); /* nothing started: a good init may follow */
 }
 
+/* gts-test-entry: cmocka_unit_test (the interpreter's own objects are not the test's leak) */
 static void test_init(void** state) {
   (void)state;
   gtstorage_python_options o = GTSTORAGE_PYTHON_OPTIONS_INIT;
@@ -486,18 +487,7 @@ int main(int argc, char** argv) {
   if (argc == 2 && strcmp(argv[1], "--skip-finalize") == 0) {
     return skip_finalize(g_venv, GTS_BRIDGE_SYS_PATH);
   }
-  const struct CMUnitTest tests[] = {
-      GTS_TEST(test_calls_before_init),
-      GTS_TEST(test_init_bad_options),
-      cmocka_unit_test(test_init), /* the interpreter's own objects are not the test's leak */
-      GTS_TEST(test_resolve_errors),
-      GTS_TEST(test_call_numpy_in_place),
-      GTS_TEST(test_named_scalars),
-      GTS_TEST(test_views_cached_and_never_stale),
-      GTS_TEST(test_declaration_mismatches),
-      GTS_TEST(test_exceptions),
-      GTS_TEST(test_threads),
-      GTS_TEST(test_finalize),
-  };
-  return cmocka_run_group_tests(tests, gts_group_setup, gts_group_teardown);
+  int failed = 0;
+  GTS_RUN_TESTS(failed, "tests", GTS_TESTS, GTS_TEST, gts_group_setup, gts_group_teardown);
+  return failed;
 }
