@@ -39,7 +39,6 @@ typedef struct options {
   int64_t exercise; /* -1: not given */
 } options;
 
-
 /* The program's name in its messages. */
 extern const char g_prog[];
 

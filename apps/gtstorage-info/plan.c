@@ -6,10 +6,10 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "info.h"
-
 
 static const char* device_name(int32_t device) {
   switch (device) {
@@ -229,7 +229,6 @@ static void fill_create_options(const options* opt, gtstorage_create_options* co
   co->pitch_padding = opt->pitch_padding;
 }
 
-
 int print_plan(const options* opt) {
   gtstorage_create_options co;
   gtstorage_plan_info plan;
@@ -404,4 +403,3 @@ int all_presets(const options* opt) {
   }
   return 0;
 }
-

@@ -10,7 +10,6 @@
 
 #include "info.h"
 
-
 enum { POOL_HOST, POOL_PINNED, POOL_DEVICE, NPOOLS };
 static const char* const pool_names[NPOOLS] = {"host", "pinned_host", "device"};
 static const int32_t pool_memory[NPOOLS] = {GTSTORAGE_MEMORY_HOST, GTSTORAGE_MEMORY_PINNED_HOST,
@@ -151,4 +150,3 @@ int pool_stats(const options* opt) {
     printf("\nA fresh process has empty pools; --exercise N creates and releases fields first.\n");
   return 0;
 }
-
