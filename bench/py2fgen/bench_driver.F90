@@ -68,10 +68,7 @@ program bench_driver
    allocate (before, source=a)
    info = -1
    call bridge_probe(a, info, .true._c_bool, rc)
-   cp_contig = info(1) /= addr(c_loc(a(1, 1, 1)))
-   call emit_probe("contiguous", rc, info, addr(c_loc(a(1, 1, 1))), cp_contig, &
-                   all(a == before + 1), shape(a))
-   a = before
+   call emit_whole_probe("contiguous", rc, info, a, before, cp_contig)
 
    info = -1
    call bridge_probe(a(:, 2:ey - 1, :), info, .true._c_bool, rc)
@@ -89,29 +86,20 @@ program bench_driver
 
    info = -1
    call via_assumed_shape_probe(a)
-   cp_via_as = info(1) /= addr(c_loc(a(1, 1, 1)))
-   call emit_probe("via_assumed_shape", rc, info, addr(c_loc(a(1, 1, 1))), cp_via_as, &
-                   all(a == before + 1), shape(a))
-   a = before
+   call emit_whole_probe("via_assumed_shape", rc, info, a, before, cp_via_as)
    deallocate (before)
 
    allocate (before, source=arrs(1)%v)
    info = -1
    call bridge_probe(arrs(1)%v, info, .true._c_bool, rc)
-   cp_arrs = info(1) /= addr(c_loc(arrs(1)%v(1, 1, 1)))
-   call emit_probe("derived_type_component", rc, info, addr(c_loc(arrs(1)%v(1, 1, 1))), &
-                   cp_arrs, all(arrs(1)%v == before + 1), shape(arrs(1)%v))
-   arrs(1)%v = before
+   call emit_whole_probe("derived_type_component", rc, info, arrs(1)%v, before, cp_arrs)
    deallocate (before)
 
    allocate (before, source=fin)
    info = -1
    call bridge_probe(fin, info, .true._c_bool, rc)
-   cp_lbound = info(1) /= addr(c_loc(fin(1 - halo, 1 - halo, 1)))
-   call emit_probe("lbound_minus1", rc, info, addr(c_loc(fin(1 - halo, 1 - halo, 1))), &
-                   cp_lbound, all(fin == before + 1), shape(fin))
+   call emit_whole_probe("lbound_minus1", rc, info, fin, before, cp_lbound)
    write (u, '(a,3(1x,i0))') "probe.lbound_minus1.fortran_lbound", lbound(fin)
-   fin = before
    deallocate (before)
 
    allocate (before, source=a)

@@ -11,7 +11,8 @@ module bench_harness
    public :: arr3_t, ex, ey, ez, dnx, dny, dnz, halo, n_repeats_empty, n_repeats_diff, alpha
    public :: u, rate, n_empty, n_diff
    public :: open_results, allocate_fields, addr, per_call_us, elapsed_ms, emit_probe, &
-             emit_stats, emit_diffusion_check, section_j_written_back, stride2_written_back
+             emit_stats, emit_diffusion_check, emit_whole_probe, section_j_written_back, &
+             stride2_written_back
 
    type :: arr3_t
       real(c_double), allocatable :: v(:, :, :)
@@ -123,6 +124,21 @@ contains
       write (*, '(a,a,t40,a,l1,a,l1,a,i0)') "probe ", name, " copied=", cpd, &
          "  writes_back=", wb, "  rc=", rc
    end subroutine emit_probe
+
+   ! The probe of a whole array x (before: its values before the probe): emit_probe's lines with
+   ! the address and shape of x; then x gets its values back. copied: Python saw another address.
+   subroutine emit_whole_probe(name, rc, info, x, before, copied)
+      character(*), intent(in) :: name
+      integer, intent(in) :: rc
+      integer(c_long), intent(in) :: info(8)
+      real(c_double), target, intent(inout) :: x(:, :, :)
+      real(c_double), intent(in) :: before(:, :, :)
+      logical, intent(out) :: copied
+      copied = info(1) /= addr(c_loc(x(1, 1, 1)))
+      call emit_probe(name, rc, info, addr(c_loc(x(1, 1, 1))), copied, all(x == before + 1), &
+                      shape(x))
+      x = before
+   end subroutine emit_whole_probe
 
    ! The probe added 1 to a(:, 2:ey-1, :) of a (before: its values before) and nothing else.
    logical function section_j_written_back(a, before)

@@ -100,10 +100,7 @@ program bench_persistent
    ! ---- probes through the persistent handles ----------------------------------------------
    allocate (before, source=a)
    call probe(ha(1), .true.)
-   cp_contig = info(1) /= addr(c_loc(a(1, 1, 1)))
-   call emit_probe("contiguous", st, info, addr(c_loc(a(1, 1, 1))), cp_contig, &
-                   all(a == before + 1), shape(a))
-   a = before
+   call emit_whole_probe("contiguous", st, info, a, before, cp_contig)
    ! the same handle again (cached view): Fortran changed a in between, Python sees it
    call probe(ha(1), .true.)
    write (u, '(a,1x,l1)') "probe.contiguous_second_call_sees_fortran_writes", all(a == before + 1)
@@ -124,19 +121,13 @@ program bench_persistent
 
    allocate (before, source=arrs(1)%v)
    call probe(harr(1), .true.)
-   cp_arrs = info(1) /= addr(c_loc(arrs(1)%v(1, 1, 1)))
-   call emit_probe("derived_type_component", st, info, addr(c_loc(arrs(1)%v(1, 1, 1))), &
-                   cp_arrs, all(arrs(1)%v == before + 1), shape(arrs(1)%v))
-   arrs(1)%v = before
+   call emit_whole_probe("derived_type_component", st, info, arrs(1)%v, before, cp_arrs)
    deallocate (before)
 
    allocate (before, source=fin)
    call probe(hfin_nohalo, .true.)
-   cp_lb = info(1) /= addr(c_loc(fin(1 - halo, 1 - halo, 1)))
-   call emit_probe("lbound_minus1", st, info, addr(c_loc(fin(1 - halo, 1 - halo, 1))), cp_lb, &
-                   all(fin == before + 1), shape(fin))
+   call emit_whole_probe("lbound_minus1", st, info, fin, before, cp_lb)
    write (u, '(a,3(1x,i0))') "probe.lbound_minus1.fortran_lbound", lbound(fin)
-   fin = before
    deallocate (before)
 
    allocate (before, source=a)
