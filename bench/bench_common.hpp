@@ -98,6 +98,68 @@ class json_object {
   std::vector<std::string> items_;
 };
 
+/// A target on a ratio of two timings: met when @p ratio is at least (@p at_least) or at most
+/// @p limit. JSON: {"ratio", "min" or "max", "pass"}.
+inline json_object ratio_target(double ratio, double limit, bool at_least) {
+  json_object o;
+  o.number("ratio", ratio, 3);
+  o.number(at_least ? "min" : "max", limit, 2);
+  o.boolean("pass", at_least ? ratio >= limit : ratio <= limit);
+  return o;
+}
+
+/// A target on a value: met when @p value is at most @p max. JSON: {"value", "max", "pass"}.
+inline json_object value_target(double value, double max) {
+  json_object o;
+  o.number("value", value, 1);
+  o.number("max", max, 1);
+  o.boolean("pass", value <= max);
+  return o;
+}
+
+/// Options of a storage of @p ndim extents @p shape in the layout of @p preset, initialized as
+/// @p init; every other field keeps its default (dtype NULL: float64, no dims labels).
+inline gtstorage_create_options create_options(uint32_t ndim, const int64_t* shape,
+                                               const char* preset, int32_t init) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = ndim;
+  o.shape = shape;
+  o.preset = preset;
+  o.init = init;
+  return o;
+}
+
+/// The same for a 3-D float64 field labelled "IJK", so that presets order its extents by name.
+inline gtstorage_create_options field_options(const int64_t* shape, const char* preset,
+                                              int32_t init) {
+  gtstorage_create_options o = create_options(3, shape, preset, init);
+  o.dtype = "<f8";
+  o.dims = "IJK";
+  return o;
+}
+
+/// Command-line value parsers: false when @p s is not a whole value in range.
+/// An integer in 1..@p max.
+inline bool parse_count(const char* s, long max, int& out) {
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  if (end == s || *end != '\0' || v < 1 || v > max) return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
+/// Three extents NIxNJxNK, each in 1..@p max.
+inline bool parse_extents(const char* s, int64_t max, int64_t (&out)[3]) {
+  long long a = 0, b = 0, c = 0;
+  char tail = 0;
+  if (std::sscanf(s, "%lldx%lldx%lld%c", &a, &b, &c, &tail) != 3) return false;
+  if (a < 1 || b < 1 || c < 1 || a > max || b > max || c > max) return false;
+  out[0] = a;
+  out[1] = b;
+  out[2] = c;
+  return true;
+}
+
 /// Device figures (bench/device_bench.cpp): fills @p out and returns true when at least one
 /// device is usable; returns false (and leaves @p out empty) otherwise.
 bool device_bench(const config& cfg, json_object& out);

@@ -31,6 +31,8 @@ using bench::check;
 using bench::config;
 using bench::json_object;
 using bench::median_time;
+using bench::ratio_target;
+using bench::value_target;
 
 void usage(FILE* f) {
   std::fprintf(f,
@@ -43,17 +45,6 @@ void usage(FILE* f) {
                "                GTSTORAGE_DEVICE_BACKEND=emulated runs them on the emulated one\n");
 }
 
-bool parse_size(const char* s, config& cfg) {
-  long long a = 0, b = 0, c = 0;
-  char tail = 0;
-  if (std::sscanf(s, "%lldx%lldx%lld%c", &a, &b, &c, &tail) != 3) return false;
-  if (a < 1 || b < 1 || c < 1 || a > (1 << 20) || b > (1 << 20) || c > (1 << 20)) return false;
-  cfg.ni = a;
-  cfg.nj = b;
-  cfg.nk = c;
-  return true;
-}
-
 config parse_args(int argc, char** argv) {
   config cfg;
   for (int i = 1; i < argc; ++i) {
@@ -63,19 +54,20 @@ config parse_args(int argc, char** argv) {
     } else if (a == "--device") {
       cfg.device = true;
     } else if (a == "--reps" && i + 1 < argc) {
-      char* end = nullptr;
-      const long r = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || r < 1 || r > 1000) {
+      if (!bench::parse_count(argv[++i], 1000, cfg.reps)) {
         std::fprintf(stderr, "gtstorage-bench: --reps must be an integer in 1..1000\n");
         std::exit(2);
       }
-      cfg.reps = static_cast<int>(r);
     } else if (a == "--size" && i + 1 < argc) {
-      if (!parse_size(argv[++i], cfg)) {
+      int64_t extents[3];
+      if (!bench::parse_extents(argv[++i], int64_t{1} << 20, extents)) {
         std::fprintf(stderr,
                      "gtstorage-bench: --size must be NIxNJxNK with extents in 1..1048576\n");
         std::exit(2);
       }
+      cfg.ni = extents[0];
+      cfg.nj = extents[1];
+      cfg.nk = extents[2];
     } else if (a == "--help" || a == "-h") {
       usage(stdout);
       std::exit(0);
@@ -120,13 +112,7 @@ struct field {
 
   field(const config& cfg, const char* preset, int32_t init) {
     const int64_t shape[3] = {cfg.ni, cfg.nj, cfg.nk};
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-    o.ndim = 3;
-    o.shape = shape;
-    o.dtype = "<f8";
-    o.dims = "IJK";
-    o.preset = preset;
-    o.init = init;
+    const gtstorage_create_options o = bench::field_options(shape, preset, init);
     check(gtstorage_create(&o, &h), "gtstorage_create");
     info.struct_size = sizeof info;
     check(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info), "gtstorage_interface");
@@ -203,22 +189,6 @@ std::vector<double> interleaved(int reps, const std::vector<std::function<void()
   std::vector<double> med;
   for (auto& v : t) med.push_back(bench::median(v));
   return med;
-}
-
-json_object ratio_target(double ratio, double limit, bool at_least) {
-  json_object o;
-  o.number("ratio", ratio, 3);
-  o.number(at_least ? "min" : "max", limit, 2);
-  o.boolean("pass", at_least ? ratio >= limit : ratio <= limit);
-  return o;
-}
-
-json_object value_target(double value, double max) {
-  json_object o;
-  o.number("value", value, 1);
-  o.number("max", max, 1);
-  o.boolean("pass", value <= max);
-  return o;
 }
 
 }  // namespace
@@ -306,9 +276,8 @@ int main(int argc, char** argv) {
 
   // --- small create + release
   const int64_t small_shape[3] = {4, 4, 4};
-  gtstorage_create_options so = GTSTORAGE_CREATE_OPTIONS_INIT;
-  so.ndim = 3;
-  so.shape = small_shape;
+  const gtstorage_create_options so =
+      bench::create_options(3, small_shape, nullptr, GTSTORAGE_INIT_UNINITIALIZED);
   const int small_iters = 20000;
   const double t_small =
       median_time(reps,

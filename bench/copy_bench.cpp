@@ -31,15 +31,12 @@ struct storage {
 
   storage(int ndim, const int64_t* shape, const char* dtype, const char* dims, const char* preset,
           const int64_t* halo = nullptr, int32_t pitch_padding = GTSTORAGE_PITCH_PADDING_NONE) {
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-    o.ndim = static_cast<uint32_t>(ndim);
-    o.shape = shape;
+    gtstorage_create_options o =
+        create_options(static_cast<uint32_t>(ndim), shape, preset, GTSTORAGE_INIT_UNINITIALIZED);
     o.dtype = dtype;
     o.dims = dims;
-    o.preset = preset;
     o.halo = halo;
     o.pitch_padding = pitch_padding;
-    o.init = GTSTORAGE_INIT_UNINITIALIZED;
     check(gtstorage_create(&o, &h), "gtstorage_create");
     describe();
   }
@@ -128,11 +125,7 @@ auto one_thread(F&& f) {
 }
 
 json_object ratio(double value, double limit) {
-  json_object o;
-  o.number("ratio", value, 3);
-  o.number("min", limit, 2);
-  o.boolean("pass", value >= limit);
-  return o;
+  return ratio_target(value, limit, true);
 }
 
 // Touches every cache line that the rows of @p s cover (rows: runs along its smallest-stride

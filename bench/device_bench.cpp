@@ -82,12 +82,8 @@ class timer {
 // Pooled vs unpooled create + release of a device-only field of @p shape (see pool_figures).
 json_object pool_figure(const config& cfg, const int64_t* shape, gtstorage_handle waiter,
                         int64_t limit, json_object& out) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape;
-  o.preset = "gt:gpu";
+  gtstorage_create_options o = create_options(3, shape, "gt:gpu", GTSTORAGE_INIT_UNINITIALIZED);
   o.device = GTSTORAGE_DEVICE_GPU;
-  o.init = GTSTORAGE_INIT_UNINITIALIZED;
   json_object f;
   int status = GTSTORAGE_OK;
   auto round = [&] {
@@ -139,11 +135,8 @@ json_object pool_figures(const config& cfg, json_object& out) {
   if (!ok(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_DEVICE, &s), "gtstorage_pool_get_stats", out))
     return p;
   p.integer("limit_bytes", s.limit_bytes);  // 0: pooling is off (GTSTORAGE_POOL=0)
-  gtstorage_create_options w = GTSTORAGE_CREATE_OPTIONS_INIT;
   const int64_t one[1] = {1};
-  w.ndim = 1;
-  w.shape = one;
-  w.preset = "gt:gpu";
+  gtstorage_create_options w = create_options(1, one, "gt:gpu", GTSTORAGE_INIT_UNINITIALIZED);
   w.device = GTSTORAGE_DEVICE_GPU;
   gtstorage_handle waiter = GTSTORAGE_NULL_HANDLE;
   if (!ok(gtstorage_create(&w, &waiter), "gtstorage_create (device, 1 element)", out)) return p;
@@ -236,16 +229,10 @@ bool device_bench(const config& cfg, json_object& out) {
   const double elem_bytes = static_cast<double>(cfg.ni * cfg.nj * cfg.nk) * 8.0;
 
   // --- Host <-> device: mirrored field, pinned host side.
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape;
-  o.dtype = "<f8";
-  o.dims = "IJK";
-  o.preset = "gt:gpu";
+  gtstorage_create_options o = field_options(shape, "gt:gpu", GTSTORAGE_INIT_ZEROS);
   o.device = GTSTORAGE_DEVICE_GPU;
   o.managed = GTSTORAGE_MANAGED_MIRROR;
   o.host_memory = GTSTORAGE_HOST_PINNED;
-  o.init = GTSTORAGE_INIT_ZEROS;
   gtstorage_handle mirror = GTSTORAGE_NULL_HANDLE;
   if (!ok(gtstorage_create(&o, &mirror), "gtstorage_create (mirrored, pinned)", out)) return true;
   // The bytes one forced sync moves, as the library counts them.

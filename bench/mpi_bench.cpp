@@ -222,12 +222,8 @@ int main(int argc, char** argv) {
           twins(static_cast<std::size_t>(nfields));
       std::vector<field_geometry> geometry;
       for (int f = 0; f < nfields; ++f) {
-        gtstorage_create_options c = GTSTORAGE_CREATE_OPTIONS_INIT;
-        c.ndim = 3;
-        c.shape = shape;
+        gtstorage_create_options c = bench::create_options(3, shape, preset, GTSTORAGE_INIT_ZEROS);
         c.halo = halo;
-        c.preset = preset;
-        c.init = GTSTORAGE_INIT_ZEROS;
         bench::check(gtstorage_create(&c, &fields[static_cast<std::size_t>(f)]), "create");
         bench::check(gtstorage_create(&c, &twins[static_cast<std::size_t>(f)]), "create");
         gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;

@@ -12,32 +12,6 @@
 namespace bench {
 namespace {
 
-json_object ratio_of(double ratio, double limit, bool at_least) {
-  json_object o;
-  o.number("ratio", ratio, 3);
-  o.number(at_least ? "min" : "max", limit, 2);
-  o.boolean("pass", at_least ? ratio >= limit : ratio <= limit);
-  return o;
-}
-
-json_object at_most(double value, double max) {
-  json_object o;
-  o.number("value", value, 1);
-  o.number("max", max, 1);
-  o.boolean("pass", value <= max);
-  return o;
-}
-
-gtstorage_create_options options(const int64_t* shape, uint32_t ndim, const char* preset,
-                                 int32_t init) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = ndim;
-  o.shape = shape;
-  o.preset = preset;
-  o.init = init;
-  return o;
-}
-
 void create_release(const gtstorage_create_options& o, const char* what) {
   gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
   check(gtstorage_create(&o, &h), what);
@@ -70,7 +44,8 @@ void pool_bench(const config& cfg, json_object& j, json_object& targets) {
   p.integer("host_limit_bytes", limit);
 
   // --- the time-loop temporary: create + zeros + release, pooled, vs memset of its bytes.
-  const gtstorage_create_options zeros = options(shape, 3, "gt:cpu_kfirst", GTSTORAGE_INIT_ZEROS);
+  const gtstorage_create_options zeros =
+      create_options(3, shape, "gt:cpu_kfirst", GTSTORAGE_INIT_ZEROS);
   std::unique_ptr<unsigned char[]> buf(new unsigned char[bytes]);
   std::memset(buf.get(), 1, bytes);  // first touch outside the timing
   create_release(zeros, "create+zeros+release (warm-up)");
@@ -119,8 +94,10 @@ void pool_bench(const config& cfg, json_object& j, json_object& targets) {
 
   // --- small create + release (4x4x4 f8 and 32x32x8 f8 = 64 KiB), pooled vs pool off.
   const int64_t tiny[3] = {4, 4, 4}, mid[3] = {32, 32, 8};
-  const gtstorage_create_options tiny_o = options(tiny, 3, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
-  const gtstorage_create_options mid_o = options(mid, 3, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  const gtstorage_create_options tiny_o =
+      create_options(3, tiny, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
+  const gtstorage_create_options mid_o =
+      create_options(3, mid, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
   const double tiny_ns = per_call_ns(reps, 20000, tiny_o);
   const double mid_ns = per_call_ns(reps, 20000, mid_o);
   check(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_HOST, 0), "gtstorage_pool_set_limit");
@@ -134,10 +111,11 @@ void pool_bench(const config& cfg, json_object& j, json_object& targets) {
   check(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0), "gtstorage_pool_trim");
   j.object("pools", p);
 
-  targets.object("create_zeros_release_pooled_vs_memset", ratio_of(loop_s / memset_s, 1.1, false));
+  targets.object("create_zeros_release_pooled_vs_memset",
+                 ratio_target(loop_s / memset_s, 1.1, false));
   targets.object("fresh_create_pool_miss_vs_pool_off",
-                 ratio_of(median(t_miss) / median(t_off), 1.1, false));
-  targets.object("create_release_small_pooled_ns", at_most(tiny_ns, 100.0));
+                 ratio_target(median(t_miss) / median(t_off), 1.1, false));
+  targets.object("create_release_small_pooled_ns", value_target(tiny_ns, 100.0));
 }
 
 }  // namespace bench

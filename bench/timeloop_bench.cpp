@@ -45,10 +45,9 @@ struct options {
 }
 
 int positive(const char* s, int max, const char* what) {
-  char* end = nullptr;
-  const long v = std::strtol(s, &end, 10);
-  if (*end != '\0' || v < 1 || v > max) usage_error(what);
-  return static_cast<int>(v);
+  int v = 0;
+  if (!bench::parse_count(s, max, v)) usage_error(what);
+  return v;
 }
 
 options parse_args(int argc, char** argv) {
@@ -62,13 +61,11 @@ options parse_args(int argc, char** argv) {
     } else if (a == "--steps" && i + 1 < argc) {
       o.steps = positive(argv[++i], 1000000, "--steps must be an integer in 1..1000000");
     } else if (a == "--grid" && i + 1 < argc) {
-      long long x = 0, y = 0, z = 0;
-      char tail = 0;
-      if (std::sscanf(argv[++i], "%lldx%lldx%lld%c", &x, &y, &z, &tail) != 3 || x < 1 || y < 1 ||
-          z < 1 || x > 4096 || y > 4096 || z > 4096) {
+      int64_t g[3];
+      if (!bench::parse_extents(argv[++i], 4096, g)) {
         usage_error("--grid must be NIxNJxNK with extents in 1..4096");
       }
-      o.grids.push_back({x, y, z});
+      o.grids.push_back({g[0], g[1], g[2]});
     } else if (a == "--temporaries" && i + 1 < argc) {
       o.temporaries = positive(argv[++i], 64, "--temporaries must be an integer in 1..64");
     } else {
@@ -88,20 +85,15 @@ struct grid {
 // backend="gt:cpu_kfirst").
 struct temporary_options {
   int64_t shape[3], halo[6], aligned[3];
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
 
   temporary_options(const grid& g, int32_t init)
       : shape{g.ni + 2 * g.halo, g.nj + 2 * g.halo, g.nk},
         halo{g.halo, g.halo, g.halo, g.halo, 0, 0},
-        aligned{g.halo, g.halo, 0} {
-    o.ndim = 3;
-    o.shape = shape;
-    o.dtype = "<f8";
-    o.dims = "IJK";
-    o.preset = "gt:cpu_kfirst";
+        aligned{g.halo, g.halo, 0},
+        o(bench::field_options(shape, "gt:cpu_kfirst", init)) {
     o.halo = halo;
     o.aligned_index = aligned;
-    o.init = init;
   }
   temporary_options(const temporary_options&) = delete;
   temporary_options& operator=(const temporary_options&) = delete;

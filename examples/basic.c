@@ -12,16 +12,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-/* Every call returns a status; on failure the library's thread-local message says why. */
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    int status_ = (call);                                                           \
-    if (status_ != GTSTORAGE_OK) {                                                  \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, gtstorage_status_name(status_), \
-              gtstorage_last_error());                                              \
-      return 1;                                                                     \
-    }                                                                               \
-  } while (0)
+#include "check.h" /* CHECK(call): returns 1 from main when a call fails */
 
 /* Address of element (i, j, k) of a 3-d descriptor: strides are in bytes. */
 static double* at(const gtstorage_interface_info* d, int64_t i, int64_t j, int64_t k) {

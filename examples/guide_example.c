@@ -13,15 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    int status_ = (call);                                                           \
-    if (status_ != GTSTORAGE_OK) {                                                  \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, gtstorage_status_name(status_), \
-              gtstorage_last_error());                                              \
-      return 1;                                                                     \
-    }                                                                               \
-  } while (0)
+#include "check.h" /* CHECK(call): returns 1 from main when a call fails */
 
 static void print_vec(const char* name, const int64_t* v, uint32_t n) {
   uint32_t d;

@@ -9,6 +9,19 @@ GTS_BUILD=${GTSTORAGE_BUILD_DIR:-$GTS_REPO/build/release}
 
 gts_step() { printf '\n==== %s\n' "$*"; }
 
+# gts_pytest_args ARG...: sets the array pytest_args to ARG... with every path argument (a file
+# or directory, with or without ::node) made absolute, for a pytest that runs in another directory.
+gts_pytest_args() {
+  local arg
+  pytest_args=()
+  for arg in "$@"; do
+    if [[ $arg != -* && -e ${arg%%::*} ]]; then
+      arg="$(cd "$(dirname "${arg%%::*}")" && pwd)/$(basename "$arg")"
+    fi
+    pytest_args+=("$arg")
+  done
+}
+
 # gts_install_deps [PACKAGE...]: .ci/provision.sh [PACKAGE...]: installs the missing Debian
 # packages among PACKAGE... (default: every package of .ci/debian-packages, what CI needs) when
 # running as root; otherwise says which are missing and carries on.

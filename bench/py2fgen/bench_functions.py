@@ -15,6 +15,7 @@ Notes on the py2fgen API (see CAPABILITIES.md for file:line evidence):
 
 from typing import Annotated
 
+import bench_bodies
 import numpy as np
 
 from icon4py.tools import py2fgen
@@ -75,40 +76,14 @@ def diffusion(field_in: F3, field_out: F3, alpha: F64, halo: I32) -> None:
     Arrays arrive as Fortran-ordered NumPy views with shape (nx+2h, ny+2h, nz) and
     0-based indices (the Fortran lower bounds are not transmitted).
     """
-    h = halo
-    nx = field_in.shape[0] - 2 * h
-    ny = field_in.shape[1] - 2 * h
-    c = field_in[h : h + nx, h : h + ny, :]
-    lap = (
-        field_in[h - 1 : h - 1 + nx, h : h + ny, :]
-        + field_in[h + 1 : h + 1 + nx, h : h + ny, :]
-        + field_in[h : h + nx, h - 1 : h - 1 + ny, :]
-        + field_in[h : h + nx, h + 1 : h + 1 + ny, :]
-        - 4.0 * c
-    )
-    field_out[h : h + nx, h : h + ny, :] = c + alpha * lap
+    bench_bodies.diffusion_step(field_in, field_out, alpha, halo, halo)
 
 
 # ------------------------------------------------------------------------ introspection
 @_export
 def probe(a: F3, info: I1, flag: BOOL) -> None:
-    """Report what Python sees and write to ``a`` (to check write-back).
-
-    info[0] = address of the data NumPy sees (a.ctypes.data)
-    info[1:4] = a.shape
-    info[4] = 1 if the scalar logical arrived as True else 0
-    info[5] = 1 if a.flags.f_contiguous
-    info[6] = 1 if a.flags.writeable
-    info[7] = type tag: 1 numpy.ndarray, 2 tuple (raw ArrayInfo), 0 other
-    a += 1.0 (every element), so the caller can check that writes come back.
-    """
-    info[0] = a.ctypes.data
-    info[1:4] = a.shape
-    info[4] = 1 if flag else 0
-    info[5] = 1 if a.flags.f_contiguous else 0
-    info[6] = 1 if a.flags.writeable else 0
-    info[7] = 1 if isinstance(a, np.ndarray) else (2 if isinstance(a, tuple) else 0)
-    a += 1.0
+    """Report what Python sees and write to ``a`` (bench_bodies.probe; address a.ctypes.data)."""
+    bench_bodies.probe(a, info, flag, a.ctypes.data)
 
 
 @_export

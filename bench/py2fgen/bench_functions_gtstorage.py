@@ -17,6 +17,7 @@ The Fortran side resolves each function once (``gtstorage_python_resolve(fn,
 arrive as keyword arguments.
 """
 
+import bench_bodies
 import numpy as np
 
 from gtstorage import bridge
@@ -65,45 +66,19 @@ def diffusion(field_in, field_out, *, alpha):
 
     ``field_in`` and ``field_out`` are gtstorage storages (GDP-3) over the Fortran arrays,
     halo included; the origin of the interior comes from the storage's halo (the Fortran
-    layer wraps with ``halo=[h, h, 0]``).  The NumPy expression is the one of
-    ``bench_functions.diffusion``.
+    layer wraps with ``halo=[h, h, 0]``).  The NumPy expression is bench_bodies.diffusion_step,
+    as for ``bench_functions.diffusion``.
     """
     (hx, _), (hy, _), _ = field_in.halo
-    fin = np.asarray(field_in)
-    fout = np.asarray(field_out)
-    nx = fin.shape[0] - 2 * hx
-    ny = fin.shape[1] - 2 * hy
-    c = fin[hx : hx + nx, hy : hy + ny, :]
-    lap = (
-        fin[hx - 1 : hx - 1 + nx, hy : hy + ny, :]
-        + fin[hx + 1 : hx + 1 + nx, hy : hy + ny, :]
-        + fin[hx : hx + nx, hy - 1 : hy - 1 + ny, :]
-        + fin[hx : hx + nx, hy + 1 : hy + 1 + ny, :]
-        - 4.0 * c
-    )
-    fout[hx : hx + nx, hy : hy + ny, :] = c + alpha * lap
+    bench_bodies.diffusion_step(np.asarray(field_in), np.asarray(field_out), alpha, hx, hy)
 
 
 # ------------------------------------------------------------------------ introspection
 @bridge.export(bridge.Arg("a", **F3), bridge.Arg("info", dtype="int64", ndim=1))
 def probe(a, info, *, flag):
-    """Report what Python sees and write to ``a`` (to check write-back).
-
-    info[0] = address of the data NumPy sees (a.__array_interface__["data"][0])
-    info[1:4] = a.shape
-    info[4] = 1 if the scalar logical arrived as True else 0
-    info[5] = 1 if a.flags.f_contiguous
-    info[6] = 1 if a.flags.writeable
-    info[7] = type tag: 1 numpy.ndarray, 2 tuple, 0 other
-    a += 1.0 (every element), so the caller can check that writes come back.
-    """
-    info[0] = a.__array_interface__["data"][0]
-    info[1:4] = a.shape
-    info[4] = 1 if flag else 0
-    info[5] = 1 if a.flags.f_contiguous else 0
-    info[6] = 1 if a.flags.writeable else 0
-    info[7] = 1 if isinstance(a, np.ndarray) else (2 if isinstance(a, tuple) else 0)
-    a += 1.0
+    """Report what Python sees and write to ``a`` (bench_bodies.probe; address
+    a.__array_interface__["data"][0])."""
+    bench_bodies.probe(a, info, flag, a.__array_interface__["data"][0])
 
 
 @bridge.export(bridge.Arg("a", **F3))

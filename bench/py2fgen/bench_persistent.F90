@@ -23,24 +23,17 @@
 !   diffusion          fin/fout wrapped once with halo=[h, h, 0], alpha as a keyword
 program bench_persistent
    use, intrinsic :: iso_c_binding
-   use, intrinsic :: iso_fortran_env, only: int64, real64, error_unit, compiler_version
+   use, intrinsic :: iso_fortran_env, only: int64, real64, error_unit
    use gtstorage
    use gtstorage_python
+   use bench_harness
+   use bench_layer, only: init_python_from_environment
    implicit none
 
-   type :: arr3_t
-      real(c_double), allocatable :: v(:, :, :)
-   end type arr3_t
-
-   integer, parameter :: ex = 20, ey = 20, ez = 10
-   integer, parameter :: dnx = 128, dny = 128, dnz = 40, halo = 2
-   integer, parameter :: n_repeats_empty = 9, n_repeats_diff = 7
-   integer, parameter :: base_calls_empty = 20000, base_calls_diff = 30
-   real(c_double), parameter :: alpha = 0.1_c_double
    character(*), parameter :: pymod = "bench_functions_gtstorage"
 
    real(c_double), allocatable, target :: a(:, :, :), b(:, :, :), c(:, :, :)
-   real(c_double), allocatable, target :: fin(:, :, :), fout(:, :, :), fref(:, :, :)
+   real(c_double), allocatable, target :: fin(:, :, :), fout(:, :, :)
    real(c_double), allocatable :: before(:, :, :)
    type(arr3_t), allocatable, target :: arrs(:)
    integer(c_long), allocatable, target :: info(:)
@@ -50,11 +43,8 @@ program bench_persistent
    integer(gtstorage_python_function_kind) :: fn_e0, fn_e1, fn_e10, fn_e40, fn_diff, &
                                               fn_probe, fn_fail
    type(gtstorage_stats) :: stats0, stats1
-   integer :: u, k, st, n_empty, n_diff, nerr, r, plen
-   real(real64) :: scale, scale_diff, maxdiff
-   character(len=512) :: outfile, arg
-   character(len=4096) :: path
-   integer(int64) :: t0, t1, rate
+   integer :: k, st, nerr, r
+   integer(int64) :: t0, t1
    integer, parameter :: n_cases = 10
    character(len=32), parameter :: case_names(n_cases) = [character(len=32) :: &
       "empty_0", "empty_1", "empty_10", "empty_40", "empty_1_rotating", "section_j", &
@@ -64,51 +54,16 @@ program bench_persistent
    integer :: case_calls(n_cases), case_errors(n_cases)
    logical :: cp_contig, cp_sj, cp_s2, cp_arrs, cp_lb
 
-   call get_command_argument(1, outfile)
-   if (len_trim(outfile) == 0) outfile = "gtstorage_persistent_raw.txt"
-   scale = 1.0_real64
-   if (command_argument_count() >= 2) then
-      call get_command_argument(2, arg)
-      read (arg, *) scale
-   end if
-   scale_diff = scale
-   if (command_argument_count() >= 3) then
-      call get_command_argument(3, arg)
-      read (arg, *) scale_diff
-   end if
-   n_empty = max(12, nint(base_calls_empty*scale))
-   n_empty = 3*((n_empty + 2)/3)
-   n_diff = max(3, nint(base_calls_diff*scale_diff))
-
-   open (newunit=u, file=trim(outfile), status="replace", action="write")
-   write (u, '(a,1x,a)') "layer", "gtstorage_persistent"
-   write (u, '(a,1x,a)') "fortran_compiler", compiler_version()
-   call system_clock(count_rate=rate)
-   write (u, '(a,1x,i0)') "system_clock_rate_hz", rate
+   call open_results("gtstorage_persistent_raw.txt", "gtstorage_persistent")
    write (u, '(a,1x,a)') "library_version", gtstorage_version_string()
 
    ! ---- the model's arrays (as in bench_driver.F90) -------------------------------------
-   allocate (a(ex, ey, ez), b(ex, ey, ez), c(ex, ey, ez))
-   call random_number(a); b = a; c = a
-   allocate (arrs(40))
-   do k = 1, 40
-      allocate (arrs(k)%v(ex, ey, ez))
-      arrs(k)%v = real(k, c_double)
-   end do
-   allocate (fin(1 - halo:dnx + halo, 1 - halo:dny + halo, dnz))
-   allocate (fout, fref, mold=fin)
-   call random_number(fin)
-   fout = 0
+   call allocate_fields(a, b, c, arrs, fin, fout)
    allocate (info(8))
 
    ! ---- interpreter + functions, once --------------------------------------------------------
    call system_clock(t0)
-   call get_environment_variable("BENCH_GTSTORAGE_SYS_PATH", path, plen)
-   if (plen > 0) then
-      call gtstorage_python_init(sys_path=path(1:plen), status=st)
-   else
-      call gtstorage_python_init(status=st)
-   end if
+   call init_python_from_environment(st)
    call need(st, "gtstorage_python_init")
    call resolve(fn_e0, "empty_0")
    call resolve(fn_e1, "empty_1")
@@ -118,8 +73,8 @@ program bench_persistent
    call resolve(fn_probe, "probe")
    call resolve(fn_fail, "fail")
    call system_clock(t1)
-   write (u, '(a,1x,g0)') "init_and_resolve_ms", ms(t0, t1)
-   write (*, '(a,f10.1)') "gtstorage_python_init + 7 x resolve: ms=", ms(t0, t1)
+   write (u, '(a,1x,g0)') "init_and_resolve_ms", elapsed_ms(t0, t1)
+   write (*, '(a,f10.1)') "gtstorage_python_init + 7 x resolve: ms=", elapsed_ms(t0, t1)
 
    ! ---- wrap once ---------------------------------------------------------------------------
    call gtstorage_wrap(ha(1), a, status=st); call need(st, "wrap a")
@@ -139,15 +94,13 @@ program bench_persistent
    call system_clock(t0)
    call gtstorage_python_call(fn_e1, ha, status=st)
    call system_clock(t1)
-   write (u, '(a,1x,g0)') "first_call_ms", ms(t0, t1)
+   write (u, '(a,1x,g0)') "first_call_ms", elapsed_ms(t0, t1)
    write (u, '(a,1x,i0)') "first_call_rc", st
 
    ! ---- probes through the persistent handles ----------------------------------------------
    allocate (before, source=a)
    call probe(ha(1), .true.)
-   cp_contig = info(1) /= addr(c_loc(a(1, 1, 1)))
-   call emit_probe("contiguous", addr(c_loc(a(1, 1, 1))), cp_contig, all(a == before + 1), shape(a))
-   a = before
+   call emit_whole_probe("contiguous", st, info, a, before, cp_contig)
    ! the same handle again (cached view): Fortran changed a in between, Python sees it
    call probe(ha(1), .true.)
    write (u, '(a,1x,l1)') "probe.contiguous_second_call_sees_fortran_writes", all(a == before + 1)
@@ -155,35 +108,26 @@ program bench_persistent
 
    call probe(hsj(1), .true.)
    cp_sj = info(1) /= addr(c_loc(a(1, 2, 1)))
-   call emit_probe("section_j", addr(c_loc(a(1, 2, 1))), cp_sj, &
-                   all(a(:, 2:ey - 1, :) == before(:, 2:ey - 1, :) + 1) .and. &
-                   all(a(:, 1, :) == before(:, 1, :)) .and. all(a(:, ey, :) == before(:, ey, :)), &
-                   shape(a(:, 2:ey - 1, :)))
+   call emit_probe("section_j", st, info, addr(c_loc(a(1, 2, 1))), cp_sj, &
+                   section_j_written_back(a, before), shape(a(:, 2:ey - 1, :)))
    a = before
 
    call probe(hs2(1), .true.)
    cp_s2 = info(1) /= addr(c_loc(a(1, 1, 1)))
-   call emit_probe("section_stride2", addr(c_loc(a(1, 1, 1))), cp_s2, &
-                   all(a(1::2, :, :) == before(1::2, :, :) + 1) .and. &
-                   all(a(2::2, :, :) == before(2::2, :, :)), shape(a(::2, :, :)))
+   call emit_probe("section_stride2", st, info, addr(c_loc(a(1, 1, 1))), cp_s2, &
+                   stride2_written_back(a, before), shape(a(::2, :, :)))
    a = before
    deallocate (before)
 
    allocate (before, source=arrs(1)%v)
    call probe(harr(1), .true.)
-   cp_arrs = info(1) /= addr(c_loc(arrs(1)%v(1, 1, 1)))
-   call emit_probe("derived_type_component", addr(c_loc(arrs(1)%v(1, 1, 1))), cp_arrs, &
-                   all(arrs(1)%v == before + 1), shape(arrs(1)%v))
-   arrs(1)%v = before
+   call emit_whole_probe("derived_type_component", st, info, arrs(1)%v, before, cp_arrs)
    deallocate (before)
 
    allocate (before, source=fin)
    call probe(hfin_nohalo, .true.)
-   cp_lb = info(1) /= addr(c_loc(fin(1 - halo, 1 - halo, 1)))
-   call emit_probe("lbound_minus1", addr(c_loc(fin(1 - halo, 1 - halo, 1))), cp_lb, &
-                   all(fin == before + 1), shape(fin))
+   call emit_whole_probe("lbound_minus1", st, info, fin, before, cp_lb)
    write (u, '(a,3(1x,i0))') "probe.lbound_minus1.fortran_lbound", lbound(fin)
-   fin = before
    deallocate (before)
 
    allocate (before, source=a)
@@ -208,17 +152,7 @@ program bench_persistent
    ! ---- diffusion check ------------------------------------------------------------------------
    fout = -7.0_c_double
    call gtstorage_python_call(fn_diff, hd, status=st, args=[py_real("alpha", alpha)])
-   fref = -7.0_c_double
-   fref(1:dnx, 1:dny, :) = fin(1:dnx, 1:dny, :) + alpha*( &
-                           fin(0:dnx - 1, 1:dny, :) + fin(2:dnx + 1, 1:dny, :) + &
-                           fin(1:dnx, 0:dny - 1, :) + fin(1:dnx, 2:dny + 1, :) - &
-                           4.0_c_double*fin(1:dnx, 1:dny, :))
-   maxdiff = maxval(abs(fout - fref))
-   write (u, '(a,1x,i0)') "cases.diffusion.check_rc", st
-   write (u, '(a,1x,g0)') "cases.diffusion.max_abs_diff_vs_fortran", maxdiff
-   write (u, '(a,1x,l1)') "cases.diffusion.result_ok", (st == GTSTORAGE_OK .and. maxdiff < 1.0e-12_real64)
-   write (u, '(a,3(1x,i0))') "cases.diffusion.shape_with_halo", shape(fin)
-   write (u, '(a,1x,i0)') "cases.diffusion.halo", halo
+   call emit_diffusion_check("diffusion", st, GTSTORAGE_OK, fin, fout)
 
    ! ---- timings (interleaved rounds) ---------------------------------------------------------
    case_errors = 0
@@ -230,17 +164,17 @@ program bench_persistent
    call gtstorage_get_stats(stats0)
    do r = 1, max(n_repeats_empty, n_repeats_diff)
       if (r <= n_repeats_empty) then
-         call time_call(1, fn_e0, hnone, r)
-         call time_call(2, fn_e1, ha, r)
-         call time_call(3, fn_e10, harr(1:10), r)
-         call time_call(4, fn_e40, harr, r)
+         call time_call(1, fn_e0, hnone, r, n_empty)
+         call time_call(2, fn_e1, ha, r, n_empty)
+         call time_call(3, fn_e10, harr(1:10), r, n_empty)
+         call time_call(4, fn_e40, harr, r, n_empty)
          call time_rotating(5, r)
-         call time_call(6, fn_e1, hsj, r)
-         call time_call(7, fn_e1, hs2, r)
+         call time_call(6, fn_e1, hsj, r, n_empty)
+         call time_call(7, fn_e1, hs2, r, n_empty)
          call time_wrap_release_1(8, r)
          call time_wrap_release_40(9, r)
       end if
-      if (r <= n_repeats_diff) call time_diffusion(10, r)
+      if (r <= n_repeats_diff) call time_call(10, fn_diff, hd, r, n_diff, [py_real("alpha", alpha)])
    end do
    call gtstorage_get_stats(stats1)
    write (u, '(a,1x,i0)') "library.live_handles_change_during_timing", &
@@ -251,9 +185,11 @@ program bench_persistent
       (stats1%h2d_bytes - stats0%h2d_bytes) + (stats1%d2h_bytes - stats0%d2h_bytes)
    do k = 1, n_cases
       if (k == 10) then
-         call emit_stats(k, n_repeats_diff)
+         call emit_stats(trim(case_names(k)), samples(k, 1:n_repeats_diff), case_calls(k), &
+                         case_copied(k), case_errors(k))
       else
-         call emit_stats(k, n_repeats_empty)
+         call emit_stats(trim(case_names(k)), samples(k, 1:n_repeats_empty), case_calls(k), &
+                         case_copied(k), case_errors(k))
       end if
    end do
 
@@ -293,89 +229,12 @@ contains
       call need(st, "resolve "//name)
    end subroutine resolve
 
-   real(real64) function ms(ta, tb)
-      integer(int64), intent(in) :: ta, tb
-      ms = real(tb - ta, real64)/real(rate, real64)*1.0e3_real64
-   end function ms
-
-   integer(c_intptr_t) function addr(p)
-      type(c_ptr), intent(in) :: p
-      addr = transfer(p, 0_c_intptr_t)
-   end function addr
-
    subroutine probe(h, flag)
       integer(gtstorage_handle_kind), intent(in) :: h
       logical, intent(in) :: flag
       info = -1
       call gtstorage_python_call(fn_probe, [h, hinfo], status=st, args=[py_logical("flag", flag)])
    end subroutine probe
-
-   subroutine emit_probe(name, faddr, cpd, wb, shp)
-      character(*), intent(in) :: name
-      integer(c_intptr_t), intent(in) :: faddr
-      logical, intent(in) :: cpd, wb
-      integer, intent(in) :: shp(3)
-      write (u, '(a,1x,i0)') "probe."//name//".rc", st
-      write (u, '(a,1x,i0)') "probe."//name//".fortran_addr", faddr
-      write (u, '(a,1x,i0)') "probe."//name//".python_addr", info(1)
-      write (u, '(a,1x,l1)') "probe."//name//".copied", cpd
-      write (u, '(a,1x,l1)') "probe."//name//".writes_back", wb
-      write (u, '(a,3(1x,i0))') "probe."//name//".fortran_shape", shp
-      write (u, '(a,3(1x,i0))') "probe."//name//".python_shape", info(2:4)
-      write (u, '(a,1x,i0)') "probe."//name//".logical_true_seen_as", info(5)
-      write (u, '(a,1x,i0)') "probe."//name//".python_f_contiguous", info(6)
-      write (u, '(a,1x,i0)') "probe."//name//".python_writeable", info(7)
-      write (u, '(a,1x,i0)') "probe."//name//".python_type_tag", info(8)
-      write (*, '(a,a,t40,a,l1,a,l1,a,i0)') "probe ", name, " copied=", cpd, &
-         "  writes_back=", wb, "  rc=", st
-   end subroutine emit_probe
-
-   subroutine emit_stats(id, nrep)
-      integer, intent(in) :: id, nrep
-      real(real64) :: x(nrep), med
-      character(len=:), allocatable :: name
-      name = trim(case_names(id))
-      x = samples(id, 1:nrep)
-      call sort(x)
-      if (mod(nrep, 2) == 1) then
-         med = x((nrep + 1)/2)
-      else
-         med = 0.5_real64*(x(nrep/2) + x(nrep/2 + 1))
-      end if
-      write (u, '(a,1x,g0)') "cases."//name//".median_us", med
-      write (u, '(a,1x,g0)') "cases."//name//".min_us", x(1)
-      write (u, '(a,1x,g0)') "cases."//name//".max_us", x(nrep)
-      write (u, '(a,1x,i0)') "cases."//name//".repeats", nrep
-      write (u, '(a,1x,i0)') "cases."//name//".calls_per_repeat", case_calls(id)
-      write (u, '(a,1x,l1)') "cases."//name//".copied", case_copied(id)
-      write (u, '(a,1x,i0)') "cases."//name//".failed_calls", case_errors(id)
-      flush (u)
-      write (*, '(a,t30,a,f12.3,a,f12.3,a,i0,a,i0,a,l1)') name, " median_us=", med, &
-         "  min_us=", x(1), "  repeats=", nrep, "  calls=", case_calls(id), "  copied=", &
-         case_copied(id)
-   end subroutine emit_stats
-
-   subroutine sort(x)
-      real(real64), intent(inout) :: x(:)
-      integer :: p, q
-      real(real64) :: tmp
-      do p = 2, size(x)
-         tmp = x(p)
-         q = p - 1
-         do while (q >= 1)
-            if (x(q) <= tmp) exit
-            x(q + 1) = x(q)
-            q = q - 1
-         end do
-         x(q + 1) = tmp
-      end do
-   end subroutine sort
-
-   real(real64) function per_call_us(ta, tb, n)
-      integer(int64), intent(in) :: ta, tb
-      integer, intent(in) :: n
-      per_call_us = real(tb - ta, real64)/real(rate, real64)*1.0e6_real64/real(n, real64)
-   end function per_call_us
 
    subroutine record(id, r, n)
       integer, intent(in) :: id, r, n
@@ -384,20 +243,21 @@ contains
       case_errors(id) = case_errors(id) + nerr
    end subroutine record
 
-   ! n_empty calls of fn with the same handles
-   subroutine time_call(id, fn, h, r)
-      integer, intent(in) :: id, r
+   ! n calls of fn with the same handles (and the same keyword arguments, if any)
+   subroutine time_call(id, fn, h, r, n, args)
+      integer, intent(in) :: id, r, n
       integer(gtstorage_python_function_kind), intent(in) :: fn
       integer(gtstorage_handle_kind), intent(in) :: h(:)
+      type(gtstorage_python_value), intent(in), optional :: args(:)
       integer :: i, sti
       nerr = 0
       call system_clock(t0)
-      do i = 1, n_empty
-         call gtstorage_python_call(fn, h, status=sti)
+      do i = 1, n
+         call gtstorage_python_call(fn, h, status=sti, args=args)
          if (sti /= GTSTORAGE_OK) nerr = nerr + 1
       end do
       call system_clock(t1)
-      call record(id, r, n_empty)
+      call record(id, r, n)
    end subroutine time_call
 
    subroutine time_rotating(id, r)
@@ -450,18 +310,5 @@ contains
       call system_clock(t1)
       call record(id, r, n_empty)
    end subroutine time_wrap_release_40
-
-   subroutine time_diffusion(id, r)
-      integer, intent(in) :: id, r
-      integer :: i, sti
-      nerr = 0
-      call system_clock(t0)
-      do i = 1, n_diff
-         call gtstorage_python_call(fn_diff, hd, status=sti, args=[py_real("alpha", alpha)])
-         if (sti /= GTSTORAGE_OK) nerr = nerr + 1
-      end do
-      call system_clock(t1)
-      call record(id, r, n_diff)
-   end subroutine time_diffusion
 
 end program bench_persistent

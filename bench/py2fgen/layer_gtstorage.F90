@@ -30,12 +30,11 @@ module bench_layer
                         GTSTORAGE_OK, GTSTORAGE_NULL_HANDLE
    use gtstorage_python, only: gtstorage_python_init, gtstorage_python_resolve, &
                                gtstorage_python_call, gtstorage_python_function_kind, &
-                               py_real, py_logical
+                               gtstorage_python_value, py_real, py_logical
    implicit none
-   private
-   public :: layer_name, layer_ok
-   public :: bridge_empty_1, bridge_empty_10, bridge_empty_40, bridge_diffusion, &
-             bridge_probe, bridge_fail
+#include "bench_layer_contract.inc"
+   ! bench_persistent.F90 starts the interpreter the same way
+   public :: init_python_from_environment
 
    character(*), parameter :: layer_name = "gtstorage"
    ! rc = the gtstorage status: 0 (GTSTORAGE_OK) on success, GTSTORAGE_ERROR_PYTHON (or the
@@ -57,21 +56,28 @@ module bench_layer
 contains
 
    ! ---- start-up: once per process --------------------------------------------------------
-   subroutine start(rc)
-      integer(c_int), intent(out) :: rc
+   ! The interpreter, with BENCH_GTSTORAGE_SYS_PATH (when set) first on sys.path.
+   subroutine init_python_from_environment(st)
+      integer, intent(out) :: st
       character(len=4096) :: path
-      integer :: n, st, k
-      if (tried) then
-         rc = start_status
-         return
-      end if
-      tried = .true.
+      integer :: n
       call get_environment_variable("BENCH_GTSTORAGE_SYS_PATH", path, n)
       if (n > 0) then
          call gtstorage_python_init(sys_path=path(1:n), status=st)
       else
          call gtstorage_python_init(status=st)
       end if
+   end subroutine init_python_from_environment
+
+   ! True once the interpreter runs and the functions are resolved; rc is the start-up status.
+   logical function started(rc)
+      integer(c_int), intent(out) :: rc
+      integer :: st, k
+      rc = start_status
+      started = ready
+      if (tried) return
+      tried = .true.
+      call init_python_from_environment(st)
       if (st /= GTSTORAGE_OK) then
          call report("gtstorage_python_init", st)
       else
@@ -86,7 +92,8 @@ contains
       start_status = int(st, c_int)
       ready = st == GTSTORAGE_OK
       rc = start_status
-   end subroutine start
+      started = ready
+   end function started
 
    ! The message of the failed call (exception type, text, innermost frame) on stderr, as
    ! py2fgen logs its traceback; the caller gets the status in rc.
@@ -105,49 +112,46 @@ contains
       end do
    end subroutine release_all
 
-   subroutine wrap_failed(h, sw, rc)
+   ! Calls function f with the storages h (wrapped with statuses sw) and releases them:
+   ! rc is the first failed wrap's status, else the call's.
+   subroutine call_and_release(f, h, sw, rc, args)
+      integer, intent(in) :: f
       integer(gtstorage_handle_kind), intent(in) :: h(:)
       integer, intent(in) :: sw(:)
       integer(c_int), intent(out) :: rc
-      integer :: k
-      k = findloc(sw /= GTSTORAGE_OK, .true., dim=1)
-      call report("gtstorage_wrap", sw(k))
-      call release_all(h)
-      rc = int(sw(k), c_int)
-   end subroutine wrap_failed
-
-   ! ---- the contract ------------------------------------------------------------------------
-   subroutine bridge_empty_1(a00, rc)
-      real(c_double), target, intent(inout) :: a00(:, :, :)
-      integer(c_int), intent(out) :: rc
-      integer(gtstorage_handle_kind) :: h(1)
-      integer :: sw(1), st
-      if (.not. ready) then
-         call start(rc)
-         if (rc /= layer_ok) return
-      end if
-      call gtstorage_wrap(h(1), a00, status=sw(1))
+      type(gtstorage_python_value), intent(in), optional :: args(:)
+      integer :: k, st
       if (any(sw /= GTSTORAGE_OK)) then
-         call wrap_failed(h, sw, rc)
-         return
+         k = findloc(sw /= GTSTORAGE_OK, .true., dim=1)
+         call report("gtstorage_wrap", sw(k))
+         st = sw(k)
+      else
+         call gtstorage_python_call(fn(f), h, status=st, args=args)
+         if (st /= GTSTORAGE_OK) call report(trim(fn_names(f)), st)
       end if
-      call gtstorage_python_call(fn(F_EMPTY_1), h, status=st)
-      if (st /= GTSTORAGE_OK) call report("empty_1", st)
       call release_all(h)
       rc = int(st, c_int)
-   end subroutine bridge_empty_1
+   end subroutine call_and_release
 
-   subroutine bridge_empty_10(a00, a01, a02, a03, a04, a05, a06, a07, &
-                             a08, a09, rc)
+   ! Function f on one array (empty_1, fail).
+   subroutine call_with_one(f, a, rc)
+      integer, intent(in) :: f
+      real(c_double), target, intent(inout) :: a(:, :, :)
+      integer(c_int), intent(out) :: rc
+      integer(gtstorage_handle_kind) :: h(1)
+      integer :: sw(1)
+      if (.not. started(rc)) return
+      call gtstorage_wrap(h(1), a, status=sw(1))
+      call call_and_release(f, h, sw, rc)
+   end subroutine call_with_one
+
+   ! Wraps ten arrays into h(1:10) (statuses sw(1:10)); the dummies pass the caller's
+   ! descriptors on, so nothing is copied.
+   subroutine wrap_10(h, sw, a00, a01, a02, a03, a04, a05, a06, a07, a08, a09)
+      integer(gtstorage_handle_kind), intent(out) :: h(10)
+      integer, intent(out) :: sw(10)
       real(c_double), target, intent(inout) :: a00(:, :, :), a01(:, :, :), a02(:, :, :), a03(:, :, :), a04(:, :, :)
       real(c_double), target, intent(inout) :: a05(:, :, :), a06(:, :, :), a07(:, :, :), a08(:, :, :), a09(:, :, :)
-      integer(c_int), intent(out) :: rc
-      integer(gtstorage_handle_kind) :: h(10)
-      integer :: sw(10), st
-      if (.not. ready) then
-         call start(rc)
-         if (rc /= layer_ok) return
-      end if
       call gtstorage_wrap(h(1), a00, status=sw(1))
       call gtstorage_wrap(h(2), a01, status=sw(2))
       call gtstorage_wrap(h(3), a02, status=sw(3))
@@ -158,14 +162,25 @@ contains
       call gtstorage_wrap(h(8), a07, status=sw(8))
       call gtstorage_wrap(h(9), a08, status=sw(9))
       call gtstorage_wrap(h(10), a09, status=sw(10))
-      if (any(sw /= GTSTORAGE_OK)) then
-         call wrap_failed(h, sw, rc)
-         return
-      end if
-      call gtstorage_python_call(fn(F_EMPTY_10), h, status=st)
-      if (st /= GTSTORAGE_OK) call report("empty_10", st)
-      call release_all(h)
-      rc = int(st, c_int)
+   end subroutine wrap_10
+
+   ! ---- the contract ------------------------------------------------------------------------
+   subroutine bridge_empty_1(a00, rc)
+      real(c_double), target, intent(inout) :: a00(:, :, :)
+      integer(c_int), intent(out) :: rc
+      call call_with_one(F_EMPTY_1, a00, rc)
+   end subroutine bridge_empty_1
+
+   subroutine bridge_empty_10(a00, a01, a02, a03, a04, a05, a06, a07, &
+                             a08, a09, rc)
+      real(c_double), target, intent(inout) :: a00(:, :, :), a01(:, :, :), a02(:, :, :), a03(:, :, :), a04(:, :, :)
+      real(c_double), target, intent(inout) :: a05(:, :, :), a06(:, :, :), a07(:, :, :), a08(:, :, :), a09(:, :, :)
+      integer(c_int), intent(out) :: rc
+      integer(gtstorage_handle_kind) :: h(10)
+      integer :: sw(10)
+      if (.not. started(rc)) return
+      call wrap_10(h, sw, a00, a01, a02, a03, a04, a05, a06, a07, a08, a09)
+      call call_and_release(F_EMPTY_10, h, sw, rc)
    end subroutine bridge_empty_10
 
    subroutine bridge_empty_40(a00, a01, a02, a03, a04, a05, a06, a07, &
@@ -183,59 +198,13 @@ contains
       real(c_double), target, intent(inout) :: a35(:, :, :), a36(:, :, :), a37(:, :, :), a38(:, :, :), a39(:, :, :)
       integer(c_int), intent(out) :: rc
       integer(gtstorage_handle_kind) :: h(40)
-      integer :: sw(40), st
-      if (.not. ready) then
-         call start(rc)
-         if (rc /= layer_ok) return
-      end if
-      call gtstorage_wrap(h(1), a00, status=sw(1))
-      call gtstorage_wrap(h(2), a01, status=sw(2))
-      call gtstorage_wrap(h(3), a02, status=sw(3))
-      call gtstorage_wrap(h(4), a03, status=sw(4))
-      call gtstorage_wrap(h(5), a04, status=sw(5))
-      call gtstorage_wrap(h(6), a05, status=sw(6))
-      call gtstorage_wrap(h(7), a06, status=sw(7))
-      call gtstorage_wrap(h(8), a07, status=sw(8))
-      call gtstorage_wrap(h(9), a08, status=sw(9))
-      call gtstorage_wrap(h(10), a09, status=sw(10))
-      call gtstorage_wrap(h(11), a10, status=sw(11))
-      call gtstorage_wrap(h(12), a11, status=sw(12))
-      call gtstorage_wrap(h(13), a12, status=sw(13))
-      call gtstorage_wrap(h(14), a13, status=sw(14))
-      call gtstorage_wrap(h(15), a14, status=sw(15))
-      call gtstorage_wrap(h(16), a15, status=sw(16))
-      call gtstorage_wrap(h(17), a16, status=sw(17))
-      call gtstorage_wrap(h(18), a17, status=sw(18))
-      call gtstorage_wrap(h(19), a18, status=sw(19))
-      call gtstorage_wrap(h(20), a19, status=sw(20))
-      call gtstorage_wrap(h(21), a20, status=sw(21))
-      call gtstorage_wrap(h(22), a21, status=sw(22))
-      call gtstorage_wrap(h(23), a22, status=sw(23))
-      call gtstorage_wrap(h(24), a23, status=sw(24))
-      call gtstorage_wrap(h(25), a24, status=sw(25))
-      call gtstorage_wrap(h(26), a25, status=sw(26))
-      call gtstorage_wrap(h(27), a26, status=sw(27))
-      call gtstorage_wrap(h(28), a27, status=sw(28))
-      call gtstorage_wrap(h(29), a28, status=sw(29))
-      call gtstorage_wrap(h(30), a29, status=sw(30))
-      call gtstorage_wrap(h(31), a30, status=sw(31))
-      call gtstorage_wrap(h(32), a31, status=sw(32))
-      call gtstorage_wrap(h(33), a32, status=sw(33))
-      call gtstorage_wrap(h(34), a33, status=sw(34))
-      call gtstorage_wrap(h(35), a34, status=sw(35))
-      call gtstorage_wrap(h(36), a35, status=sw(36))
-      call gtstorage_wrap(h(37), a36, status=sw(37))
-      call gtstorage_wrap(h(38), a37, status=sw(38))
-      call gtstorage_wrap(h(39), a38, status=sw(39))
-      call gtstorage_wrap(h(40), a39, status=sw(40))
-      if (any(sw /= GTSTORAGE_OK)) then
-         call wrap_failed(h, sw, rc)
-         return
-      end if
-      call gtstorage_python_call(fn(F_EMPTY_40), h, status=st)
-      if (st /= GTSTORAGE_OK) call report("empty_40", st)
-      call release_all(h)
-      rc = int(st, c_int)
+      integer :: sw(40)
+      if (.not. started(rc)) return
+      call wrap_10(h(1:10), sw(1:10), a00, a01, a02, a03, a04, a05, a06, a07, a08, a09)
+      call wrap_10(h(11:20), sw(11:20), a10, a11, a12, a13, a14, a15, a16, a17, a18, a19)
+      call wrap_10(h(21:30), sw(21:30), a20, a21, a22, a23, a24, a25, a26, a27, a28, a29)
+      call wrap_10(h(31:40), sw(31:40), a30, a31, a32, a33, a34, a35, a36, a37, a38, a39)
+      call call_and_release(F_EMPTY_40, h, sw, rc)
    end subroutine bridge_empty_40
 
    ! The halo travels as the storages' halo (halo=[h, h, 0]): Python reads it from the storage.
@@ -245,21 +214,11 @@ contains
       integer(c_int), intent(in) :: halo
       integer(c_int), intent(out) :: rc
       integer(gtstorage_handle_kind) :: h(2)
-      integer :: sw(2), st
-      if (.not. ready) then
-         call start(rc)
-         if (rc /= layer_ok) return
-      end if
+      integer :: sw(2)
+      if (.not. started(rc)) return
       call gtstorage_wrap(h(1), field_in, halo=[int(halo), int(halo), 0], status=sw(1))
       call gtstorage_wrap(h(2), field_out, halo=[int(halo), int(halo), 0], status=sw(2))
-      if (any(sw /= GTSTORAGE_OK)) then
-         call wrap_failed(h, sw, rc)
-         return
-      end if
-      call gtstorage_python_call(fn(F_DIFFUSION), h, status=st, args=[py_real("alpha", alpha)])
-      if (st /= GTSTORAGE_OK) call report("diffusion", st)
-      call release_all(h)
-      rc = int(st, c_int)
+      call call_and_release(F_DIFFUSION, h, sw, rc, [py_real("alpha", alpha)])
    end subroutine bridge_diffusion
 
    ! flag is a logical(c_bool) byte; any non-zero byte (gfortran's 1, NVHPC's 0xFF) is .true.
@@ -270,43 +229,19 @@ contains
       logical(c_bool), intent(in) :: flag
       integer(c_int), intent(out) :: rc
       integer(gtstorage_handle_kind) :: h(2)
-      integer :: sw(2), st
+      integer :: sw(2)
       logical :: on
-      if (.not. ready) then
-         call start(rc)
-         if (rc /= layer_ok) return
-      end if
+      if (.not. started(rc)) return
       on = transfer(flag, 0_c_int8_t) /= 0_c_int8_t
       call gtstorage_wrap(h(1), a, status=sw(1))
       call gtstorage_wrap(h(2), info, status=sw(2))
-      if (any(sw /= GTSTORAGE_OK)) then
-         call wrap_failed(h, sw, rc)
-         return
-      end if
-      call gtstorage_python_call(fn(F_PROBE), h, status=st, args=[py_logical("flag", on)])
-      if (st /= GTSTORAGE_OK) call report("probe", st)
-      call release_all(h)
-      rc = int(st, c_int)
+      call call_and_release(F_PROBE, h, sw, rc, [py_logical("flag", on)])
    end subroutine bridge_probe
 
    subroutine bridge_fail(a, rc)
       real(c_double), target, intent(inout) :: a(:, :, :)
       integer(c_int), intent(out) :: rc
-      integer(gtstorage_handle_kind) :: h(1)
-      integer :: sw(1), st
-      if (.not. ready) then
-         call start(rc)
-         if (rc /= layer_ok) return
-      end if
-      call gtstorage_wrap(h(1), a, status=sw(1))
-      if (any(sw /= GTSTORAGE_OK)) then
-         call wrap_failed(h, sw, rc)
-         return
-      end if
-      call gtstorage_python_call(fn(F_FAIL), h, status=st)
-      if (st /= GTSTORAGE_OK) call report("fail", st)
-      call release_all(h)
-      rc = int(st, c_int)
+      call call_with_one(F_FAIL, a, rc)
    end subroutine bridge_fail
 
 end module bench_layer

@@ -34,10 +34,7 @@ module bench_layer
                             bridge_probe => probe, &
                             bridge_fail => fail
    implicit none
-   private
-   public :: layer_name, layer_ok
-   public :: bridge_empty_1, bridge_empty_10, bridge_empty_40, bridge_diffusion, &
-             bridge_probe, bridge_fail
+#include "bench_layer_contract.inc"
 
    character(*), parameter :: layer_name = "py2fgen"
    ! py2fgen rc convention (_codegen.py): 0 = embedding init failed,

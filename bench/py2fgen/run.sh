@@ -39,8 +39,8 @@ VENV="$BUILD/venv"
 GEN="$BUILD/gen"
 OBJ="$BUILD/obj"
 LOGS="$BUILD/logs"
-OUT="${1:-$BUILD/py2fgen.json}"
-case "$OUT" in /*) ;; *) OUT="$PWD/$OUT" ;; esac
+absolute() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+OUT="$(absolute "${1:-$BUILD/py2fgen.json}")"
 
 PY2FGEN_PYTHON="${PY2FGEN_PYTHON:-$HOME/.pyenv/versions/3.12.1/bin/python3.12}"
 FC="${FC:-gfortran}"
@@ -48,8 +48,7 @@ FFLAGS="${FFLAGS:--O2}"
 BENCH_SCALE="${BENCH_SCALE:-1}"
 FORCE="${FORCE:-0}"
 GTSTORAGE_BUILD_DIR="${GTSTORAGE_BUILD_DIR:-$ROOT/build/release}"
-COMPARISON_JSON="${COMPARISON_JSON:-$BUILD/comparison.json}"
-case "$COMPARISON_JSON" in /*) ;; *) COMPARISON_JSON="$PWD/$COMPARISON_JSON" ;; esac
+COMPARISON_JSON="$(absolute "${COMPARISON_JSON:-$BUILD/comparison.json}")"
 BENCH_PARTS="${BENCH_PARTS:-py2fgen gtstorage}"
 GTSTORAGE_WRAP_SCALE="${GTSTORAGE_WRAP_SCALE:-0.05}"
 want() { [[ " $BENCH_PARTS " == *" $1 "* ]]; }
@@ -57,6 +56,12 @@ LIB=py2fgen_bench
 FUNCS=empty_1,empty_10,empty_40,diffusion,probe,fail
 
 log() { printf '[py2fgen-bench] %s\n' "$*" >&2; }
+# newer_than TARGET FILE...: one of the files (in this directory) is newer than TARGET
+newer_than() {
+    local target="$1" f; shift
+    for f in "$@"; do [[ "$HERE/$f" -nt "$target" ]] && return 0; done
+    return 1
+}
 # keep bytecode out of the source tree (also for the generation step)
 export PYTHONPYCACHEPREFIX="$BUILD/pycache"
 GTOBJ="$BUILD/gt/obj"
@@ -107,7 +112,8 @@ LAYER_DEPS=("$GEN/$LIB.f90")                     # generated Fortran module
 LAYER_LDFLAGS=(-L"$GEN" -l"$LIB" -Wl,-rpath,"$GEN")
 if ! want py2fgen; then
     :
-elif [[ "$FORCE" == 1 || ! -x "$EXE" || "$SO" -nt "$EXE" || "$HERE/bench_driver.F90" -nt "$EXE" || "$LAYER_SRC" -nt "$EXE" ]]; then
+elif [[ "$FORCE" == 1 || ! -x "$EXE" || "$SO" -nt "$EXE" || "$LAYER_SRC" -nt "$EXE" ]] \
+     || newer_than "$EXE" bench_driver.F90 bench_harness.F90 bench_layer_contract.inc; then
     log "building Fortran driver with $FC $FFLAGS"
     (
         cd "$OBJ"
@@ -115,8 +121,9 @@ elif [[ "$FORCE" == 1 || ! -x "$EXE" || "$SO" -nt "$EXE" || "$HERE/bench_driver.
         # py2fgen's .f90 contains #ifdef _OPENACC, so the preprocessor is required
         "$FC" $FFLAGS -cpp -c "${LAYER_DEPS[0]}" -o bridge_generated.o
         "$FC" $FFLAGS -cpp -c "$LAYER_SRC" -o layer.o
+        "$FC" $FFLAGS -cpp -c "$HERE/bench_harness.F90" -o bench_harness.o
         "$FC" $FFLAGS -cpp -c "$HERE/bench_driver.F90" -o bench_driver.o
-        "$FC" $FFLAGS -o "$EXE" bench_driver.o layer.o bridge_generated.o "${LAYER_LDFLAGS[@]}"
+        "$FC" $FFLAGS -o "$EXE" bench_driver.o bench_harness.o layer.o bridge_generated.o "${LAYER_LDFLAGS[@]}"
     ) > "$LOGS/build.log" 2>&1 || { cat "$LOGS/build.log" >&2; exit 1; }
 else
     log "driver up to date ($EXE)"
@@ -149,17 +156,20 @@ if want gtstorage; then
                 -Wl,-rpath,"$GTB/bindings/fortran:$GTB/src")
     GT_LIB="$GTB/src/libgtstorage_python.so"
     if [[ "$FORCE" == 1 || ! -x "$GT_DRIVER" || ! -x "$GT_PERSIST" || "$GT_LIB" -nt "$GT_DRIVER" \
-          || "$GT_MOD/gtstorage_python.mod" -nt "$GT_DRIVER" || "$HERE/bench_driver.F90" -nt "$GT_DRIVER" \
-          || "$HERE/layer_gtstorage.F90" -nt "$GT_DRIVER" || "$HERE/bench_persistent.F90" -nt "$GT_PERSIST" ]]; then
+          || "$GT_MOD/gtstorage_python.mod" -nt "$GT_DRIVER" ]] \
+       || newer_than "$GT_DRIVER" bench_driver.F90 bench_harness.F90 bench_layer_contract.inc layer_gtstorage.F90 \
+       || newer_than "$GT_PERSIST" bench_persistent.F90; then
         log "building gtstorage drivers with $FC $FFLAGS against $GTB"
         (
             cd "$GTOBJ"
             rm -f ./*.o ./*.mod
             "$FC" $FFLAGS -cpp -I"$GT_MOD" -c "$HERE/layer_gtstorage.F90" -o layer.o
+            "$FC" $FFLAGS -cpp -c "$HERE/bench_harness.F90" -o bench_harness.o
             "$FC" $FFLAGS -cpp -c "$HERE/bench_driver.F90" -o bench_driver.o
-            "$FC" $FFLAGS -o "$GT_DRIVER" bench_driver.o layer.o "${GT_LDFLAGS[@]}"
+            "$FC" $FFLAGS -o "$GT_DRIVER" bench_driver.o bench_harness.o layer.o "${GT_LDFLAGS[@]}"
+            # bench_persistent starts the interpreter with the layer's init_python_from_environment
             "$FC" $FFLAGS -cpp -I"$GT_MOD" -c "$HERE/bench_persistent.F90" -o bench_persistent.o
-            "$FC" $FFLAGS -o "$GT_PERSIST" bench_persistent.o "${GT_LDFLAGS[@]}"
+            "$FC" $FFLAGS -o "$GT_PERSIST" bench_persistent.o bench_harness.o layer.o "${GT_LDFLAGS[@]}"
         ) > "$LOGS/build_gtstorage.log" 2>&1 || { cat "$LOGS/build_gtstorage.log" >&2; exit 1; }
     else
         log "gtstorage drivers up to date ($GTOBJ)"
@@ -198,9 +208,15 @@ GT_WRAP_EMPTY_SCALE="$(awk -v a="$BENCH_SCALE" -v b="$GTSTORAGE_WRAP_SCALE" 'BEG
 # BENCH_GTSTORAGE_SYS_PATH; PYTHONPATH (set above for py2fgen) is not used.
 run_gt() {  # run_gt NAME EXE RAW SCALE SCALE_DIFF
     log "running $1, scale=$4 (diffusion $5)"
-    env -u PYTHONPATH VIRTUAL_ENV="$VENV" BENCH_GTSTORAGE_SYS_PATH="$ROOT/bindings/python:$HERE" \
-        "$2" "$3" "$4" "$5" 2> "$LOGS/run_$1.stderr.log" \
-        || { tail -n 30 "$LOGS/run_$1.stderr.log" >&2; exit 1; }
+    run_logged "$1" "$1" env -u PYTHONPATH VIRTUAL_ENV="$VENV" \
+        BENCH_GTSTORAGE_SYS_PATH="$ROOT/bindings/python:$HERE" "$2" "$3" "$4" "$5"
+}
+# run_logged NAME LOG COMMAND...: the load average before the run goes into the comparison's
+# meta data (loadavg_before_NAME), stderr into $LOGS/run_LOG.stderr.log (its tail on failure)
+run_logged() {
+    local name="$1" err="$LOGS/run_$2.stderr.log"; shift 2
+    LA_META+=(--meta "loadavg_before_$name=$(loadavg)")
+    "$@" 2> "$err" || { tail -n 30 "$err" >&2; exit 1; }
 }
 if want gtstorage; then
     # warm the bytecode cache of what the gtstorage runs import
@@ -211,22 +227,16 @@ fi
 LOADAVG_BEFORE="$(loadavg)"
 LA_META=()
 if want py2fgen; then
-    LA_META+=(--meta "loadavg_before_py2fgen_default=$(loadavg)")
     log "running py2fgen driver (default interpreter flags), scale=$BENCH_SCALE"
-    "$EXE" "$RAW_DEFAULT" "$BENCH_SCALE" 2> "$LOGS/run_default.stderr.log" \
-        || { tail -n 30 "$LOGS/run_default.stderr.log" >&2; exit 1; }
+    run_logged py2fgen_default default "$EXE" "$RAW_DEFAULT" "$BENCH_SCALE"
 fi
 if want gtstorage; then
-    LA_META+=(--meta "loadavg_before_gtstorage_wrap_per_call=$(loadavg)")
     run_gt gtstorage_wrap_per_call "$GT_DRIVER" "$RAW_GT_WRAP" "$GT_WRAP_EMPTY_SCALE" "$BENCH_SCALE"
-    LA_META+=(--meta "loadavg_before_gtstorage_persistent=$(loadavg)")
     run_gt gtstorage_persistent "$GT_PERSIST" "$RAW_GT_PERSIST" "$BENCH_SCALE" "$BENCH_SCALE"
 fi
 if want py2fgen; then
-    LA_META+=(--meta "loadavg_before_py2fgen_pythonoptimize2=$(loadavg)")
     log "running py2fgen driver (PYTHONOPTIMIZE=2), scale=$BENCH_SCALE"
-    PYTHONOPTIMIZE=2 "$EXE" "$RAW_OPT" "$BENCH_SCALE" 2> "$LOGS/run_pythonoptimize2.stderr.log" \
-        || { tail -n 30 "$LOGS/run_pythonoptimize2.stderr.log" >&2; exit 1; }
+    run_logged py2fgen_pythonoptimize2 pythonoptimize2 env PYTHONOPTIMIZE=2 "$EXE" "$RAW_OPT" "$BENCH_SCALE"
 
     "$PY" "$HERE/collect_results.py" "$OUT" default="$RAW_DEFAULT" pythonoptimize2="$RAW_OPT" \
         --meta "fflags=$FFLAGS -cpp" --meta "bench_scale=$BENCH_SCALE" --meta "loadavg_before=$LOADAVG_BEFORE" \

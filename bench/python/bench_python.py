@@ -32,6 +32,7 @@ Usage: bench_python.py [--json FILE] [--repeats N] [--micro-repeats N] [--copy-s
 
 import argparse
 import gc
+import importlib
 import json
 import os
 import platform
@@ -228,24 +229,36 @@ STENCIL_RATIOS = ("drop-in arrays / gt4py.storage", "GDP-3 storages / gt4py.stor
                   "GDP-3 storages / constant duck fields")
 
 
+def _gt4py_skip_reason(use_gt4py: bool, modules: List[str], why: str) -> Optional[str]:
+    """Why the figures that need GT4Py are skipped (None: they run): --no-gt4py, or ``why``
+    with the ImportError of one of ``modules`` ({exc})."""
+    if not use_gt4py:
+        return "--no-gt4py"
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    except ImportError as exc:
+        return why.format(exc=exc)
+    return None
+
+
+def _skip_all(rep: Report, names: List[str], target: Optional[str], reason: str) -> None:
+    for name in names:
+        rep.add(name, unit="ratio", target=target, skipped=reason)
+
+
 def bench_stencils(rep: Report, repeats: int, use_gt4py: bool) -> None:
     backends = ["numpy", "gt:cpu_kfirst"]
-    reason = None
-    if not use_gt4py:
-        reason = "--no-gt4py"
-    else:
-        try:
-            import gt4py.storage as gts
-            from gt4py.cartesian import gtscript
-            from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
-        except ImportError as exc:
-            reason = f"gt4py is not importable ({exc}); run in the venv of tests/integration/gt4py (bench/python/run.sh)"
+    reason = _gt4py_skip_reason(
+        use_gt4py, ["gt4py.storage", "gt4py.cartesian.gtscript"],
+        "gt4py is not importable ({exc}); run in the venv of tests/integration/gt4py (bench/python/run.sh)")
     if reason is not None:
-        for b in backends:
-            for kind in STENCIL_RATIOS:
-                rep.add(f"GT4Py stencil call {b} 16^3, {kind}", unit="ratio",
-                        target="<= 1.1", skipped=reason)
+        _skip_all(rep, [f"GT4Py stencil call {b} 16^3, {kind}" for b in backends for kind in STENCIL_RATIOS],
+                  "<= 1.1", reason)
         return
+    import gt4py.storage as gts
+    from gt4py.cartesian import gtscript
+    from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
     def copy_plus_one(inp: Field[np.float64], out: Field[np.float64]):
         with computation(PARALLEL), interval(...):
@@ -357,23 +370,18 @@ def bench_next(rep: Report, repeats: int, use_gt4py: bool) -> None:
                   for what in ("__gt_allocate__", "gtx.empty", "gtx.zeros", "gtx.as_field")]
         names.append(f"gt4py.next {size}: gtx.as_field (copy) / gtx.empty with "
                      "gtstorage.next.wrap (no copy)")
-    reason = None
-    if not use_gt4py:
-        reason = "--no-gt4py"
-    else:
-        try:
-            import gt4py._core.definitions as core_defs
-            import gt4py.next as gtx
-            from gt4py.next import common
-            from gt4py.next import custom_layout_allocators as next_allocators
-
-            import gtstorage.next as gnext
-        except ImportError as exc:
-            reason = f"no gt4py.next: {exc}"
+    reason = _gt4py_skip_reason(
+        use_gt4py, ["gt4py._core.definitions", "gt4py.next", "gt4py.next.custom_layout_allocators",
+                    "gtstorage.next"], "no gt4py.next: {exc}")
     if reason is not None:
-        for name in names:
-            rep.add(name, unit="ratio", target=None, skipped=reason)
+        _skip_all(rep, names, None, reason)
         return
+    import gt4py._core.definitions as core_defs
+    import gt4py.next as gtx
+    from gt4py.next import common
+    from gt4py.next import custom_layout_allocators as next_allocators
+
+    import gtstorage.next as gnext
     I, J = gtx.Dimension("I"), gtx.Dimension("J")
     K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
     theirs = next_allocators.StandardCPUFieldBufferAllocator()

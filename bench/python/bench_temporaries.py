@@ -66,21 +66,24 @@ def _loops(shape: tuple, halo: int) -> Dict[str, Callable[[int], None]]:
     h = halo
     backend = "gt:cpu_kfirst"
 
-    def gdp3_loop(steps: int) -> None:
-        for _ in range(steps):
-            t = gdp3.zeros(shape, np.float64, backend=backend, halo=(h, h, 0))
-            v = t[h:-h, h:-h, :]
-            v.fill(1.0)
-            del v, t
+    def loop(make: Callable[[], Any]) -> Callable[[int], None]:
+        """Each step: a temporary from make(), its interior view, filled, both released."""
 
-    def dropin_loop(steps: int) -> None:
-        for _ in range(steps):
-            a = gtstorage.zeros(shape, np.float64, backend=backend, aligned_index=(h, h, 0))
-            v = a[h:-h, h:-h, :]
-            v.fill(1.0)
-            del v, a
+        def run(steps: int) -> None:
+            for _ in range(steps):
+                t = make()
+                v = t[h:-h, h:-h, :]
+                v.fill(1.0)
+                del v, t
 
-    return {"gdp3": gdp3_loop, "dropin": dropin_loop}
+        return run
+
+    return {
+        "gdp3": loop(lambda: gdp3.zeros(shape, np.float64, backend=backend, halo=(h, h, 0))),
+        "dropin": loop(
+            lambda: gtstorage.zeros(shape, np.float64, backend=backend, aligned_index=(h, h, 0))
+        ),
+    }
 
 
 def measure(shape: tuple, halo: int, repeats: int, nocache: bool) -> Dict[str, Any]:

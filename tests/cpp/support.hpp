@@ -71,6 +71,14 @@ inline void expect_error(gts::error_kind kind, const char* needle, const std::fu
   test::expect_error(                   \
       kind, needle, [&] { __VA_ARGS__; }, __FILE__, __LINE__)
 
+/// Checks that a C API call returns GTSTORAGE_OK; a failure names the call and its message (for
+/// the tests that include gtstorage.h).
+#define GTS_OK(call)                                                                    \
+  do {                                                                                  \
+    const int rc_ = (call);                                                             \
+    CHECK_MSG(rc_ == GTSTORAGE_OK, "%s -> %d: %s", #call, rc_, gtstorage_last_error()); \
+  } while (0)
+
 inline int report(const char* name) {
   std::printf("%s: %d checks, %d failures\n", name, checks, failures);
   return failures == 0 ? 0 : 1;

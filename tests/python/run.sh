@@ -176,13 +176,9 @@ print(f"== run.sh: import gtstorage {gtstorage.__version__} from {pkg} with _nat
 
 # pytest runs in tests/python (its testpaths apply only there; elsewhere it would collect every
 # test_*.py below the current directory); path arguments are made absolute first.
-pytest_args=()
-for arg in "$@"; do
-  if [[ $arg != -* && -e ${arg%%::*} ]]; then
-    arg="$(cd "$(dirname "${arg%%::*}")" && pwd)/$(basename "$arg")"
-  fi
-  pytest_args+=("$arg")
-done
+# shellcheck source=../../tools/script-lib.sh
+source "$root/tools/script-lib.sh"  # gts_pytest_args
+gts_pytest_args "$@"
 run_pytest() {  # $1 = interpreter
   (cd "$here" && "$1" -m pytest -p no:cacheprovider -c "$here/pytest.ini" --rootdir "$here" \
     ${pytest_args[@]+"${pytest_args[@]}"})

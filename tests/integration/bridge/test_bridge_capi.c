@@ -29,6 +29,16 @@ static gtstorage_handle wrap1d(double* data, int64_t n) {
   return gts_wrap_host(1, shape, data);
 }
 
+/* Wrap options over the host memory @p data of @p ndim extents @p shape, the rest at their
+ * defaults, for the caller to set. */
+static gtstorage_wrap_options host_wrap_options(uint32_t ndim, const int64_t* shape, void* data) {
+  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  w.ndim = ndim;
+  w.shape = shape;
+  w.data = data;
+  return w;
+}
+
 static gtstorage_python_function resolve(const char* target) {
   gtstorage_python_function fn = 0;
   GTS_OK(gtstorage_python_resolve(target, &fn));
@@ -56,6 +66,16 @@ static void expect_failure_at(const char* what, int status, int expected, const 
     if (!bar) break;
     p = bar + 1;
   }
+}
+
+/* Resolves @p target, checks that its call on the one storage @p h fails as expect_failure
+ * says, and releases the function; returns the (released) function handle. */
+static gtstorage_python_function expect_call_failure(const char* target, gtstorage_handle* h,
+                                                     int expected, const char* words) {
+  gtstorage_python_function fn = resolve(target);
+  expect_failure(gtstorage_python_call(fn, h, 1, NULL, 0, 0), expected, words);
+  GTS_OK(gtstorage_python_release_function(fn));
+  return fn;
 }
 
 /* ---- before init ------------------------------------------------------------------------ */
@@ -261,21 +281,12 @@ static void test_declaration_mismatches(void** state) {
   float f[12] = {0};
   gtstorage_handle ha = wrap2d(a, 3, 4), hb = wrap2d(b, 3, 4);
   const int64_t shape[2] = {3, 4}, shape3[3] = {3, 2, 2};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 2;
-  w.shape = shape;
-  w.data = f;
+  gtstorage_wrap_options w = host_wrap_options(2, shape, f);
   w.dtype = "<f4";
   gtstorage_handle hf = 0;
   GTS_OK(gtstorage_wrap(&w, &hf));
-  w.ndim = 3;
-  w.shape = shape3;
-  w.data = a;
-  w.dtype = NULL;
-  gtstorage_handle h3 = 0;
-  GTS_OK(gtstorage_wrap(&w, &h3));
-  w.ndim = 2;
-  w.shape = shape;
+  gtstorage_handle h3 = gts_wrap_host(3, shape3, a);
+  w = host_wrap_options(2, shape, a);
   w.readonly = 1;
   gtstorage_handle hro = 0;
   GTS_OK(gtstorage_wrap(&w, &hro));
@@ -307,16 +318,13 @@ static void test_declaration_mismatches(void** state) {
   GTS_OK(gtstorage_python_release_function(fn));
 
   /* dims and halo */
-  fn = resolve("bridge_checks:halo_checked");
-  expect_failure(gtstorage_python_call(fn, &h3, 1, NULL, 0, 0), GTSTORAGE_ERROR_INVALID_ARGUMENT,
-                 "bridge_checks:halo_checked|argument 0 ('u')|halo");
-  GTS_OK(gtstorage_python_release_function(fn));
+  expect_call_failure("bridge_checks:halo_checked", &h3, GTSTORAGE_ERROR_INVALID_ARGUMENT,
+                      "bridge_checks:halo_checked|argument 0 ('u')|halo");
   /* a host storage for a device argument */
-  fn = resolve("bridge_checks:needs_device");
-  expect_failure(gtstorage_python_call(fn, &h3, 1, NULL, 0, 0), GTSTORAGE_ERROR_INVALID_ARGUMENT,
-                 "bridge_checks:needs_device|argument 0 ('u')|side='device'|host buffer only");
-  GTS_OK(gtstorage_python_release_function(fn));
-  /* an invalid function handle */
+  fn = expect_call_failure(
+      "bridge_checks:needs_device", &h3, GTSTORAGE_ERROR_INVALID_ARGUMENT,
+      "bridge_checks:needs_device|argument 0 ('u')|side='device'|host buffer only");
+  /* an invalid function handle (fn is released) */
   expect_failure(gtstorage_python_call(fn, hs, 2, NULL, 0, 0), GTSTORAGE_ERROR_INVALID_HANDLE,
                  "gtstorage_python_call|fn");
   expect_failure(gtstorage_python_call(0, hs, 2, NULL, 0, 0), GTSTORAGE_ERROR_INVALID_HANDLE,
@@ -337,10 +345,8 @@ static void test_exceptions(void** state) {
   }
   GTS_OK(gtstorage_python_release_function(fn));
   /* A gtstorage exception raised in Python keeps its status. */
-  fn = resolve("bridge_checks:raises_gtstorage");
-  expect_failure(gtstorage_python_call(fn, &h, 1, NULL, 0, 0), GTSTORAGE_ERROR_INVALID_HANDLE,
-                 "GTValueError|raises_gtstorage");
-  GTS_OK(gtstorage_python_release_function(fn));
+  expect_call_failure("bridge_checks:raises_gtstorage", &h, GTSTORAGE_ERROR_INVALID_HANDLE,
+                      "GTValueError|raises_gtstorage");
   /* An undeclared function takes any number of storages as NumPy views. */
   fn = resolve("bridge_checks:undeclared");
   gtstorage_handle two[2] = {h, h};
@@ -445,10 +451,7 @@ static int bad_home(const char* dir) {
   /* The model goes on with the rest of the library. */
   double a[4] = {0};
   const int64_t shape[1] = {4};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 1;
-  w.shape = shape;
-  w.data = a;
+  const gtstorage_wrap_options w = host_wrap_options(1, shape, a);
   gtstorage_handle h = 0;
   if (gtstorage_wrap(&w, &h) != GTSTORAGE_OK || gtstorage_fill_double(h, 2.0) != GTSTORAGE_OK ||
       a[3] != 2.0 || gtstorage_release(h) != GTSTORAGE_OK)

@@ -25,13 +25,20 @@ namespace ctl = gts::emulated::control;
 
 namespace {
 
-#define GTS_OK(call)                                                                    \
-  do {                                                                                  \
-    const int rc_ = (call);                                                             \
-    CHECK_MSG(rc_ == GTSTORAGE_OK, "%s -> %d: %s", #call, rc_, gtstorage_last_error()); \
-  } while (0)
-
 constexpr int64_t kN = 4096;
+
+// A storage over the caller's memory of @p ndim extents @p shape: @p host on the host side or
+// @p device on the device side (nullptr: no such side).
+gtstorage_handle wrapped(uint32_t ndim, const int64_t* shape, void* host, void* device) {
+  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  w.ndim = ndim;
+  w.shape = shape;
+  w.data = host;
+  w.device_data = device;
+  gtstorage_handle h = 0;
+  GTS_OK(gtstorage_wrap(&w, &h));
+  return h;
+}
 
 void model_kernel_then_python(gtstorage_python_function fn, double value) {
   // The model's device array and stream.
@@ -45,21 +52,11 @@ void model_kernel_then_python(gtstorage_python_function fn, double value) {
 
   // Wrapped as the device side of a storage, with the model's stream.
   const int64_t shape[2] = {64, 64};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 2;
-  w.shape = shape;
-  w.device_data = device;
-  gtstorage_handle h = 0;
-  GTS_OK(gtstorage_wrap(&w, &h));
+  const gtstorage_handle h = wrapped(2, shape, nullptr, device);
   GTS_OK(gtstorage_set_stream(h, reinterpret_cast<uint64_t>(stream)));
   double report[3] = {0, 0, 0};
   const int64_t rshape[1] = {3};
-  gtstorage_wrap_options r = GTSTORAGE_WRAP_OPTIONS_INIT;
-  r.ndim = 1;
-  r.shape = rshape;
-  r.data = report;
-  gtstorage_handle out = 0;
-  GTS_OK(gtstorage_wrap(&r, &out));
+  const gtstorage_handle out = wrapped(1, rshape, report, nullptr);
 
   // The model's "kernel": work queued on its stream that writes the array (still pending: the
   // simulator runs it when something waits for the stream).

@@ -12,11 +12,9 @@ foreach(v EXE GUIDE SOURCE)
   endif()
 endforeach()
 
-execute_process(COMMAND ${EXE} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message("---- output of ${EXE}\n${out}${err}---- exit status ${rc}")
-if(NOT rc EQUAL 0)
-  message(SEND_ERROR "the example failed (exit status ${rc})")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/run_program.cmake)
+run_program("${EXE}" 0 SEND_ERROR) # the example checks its values
+set(out "${program_out}")
 
 file(READ ${GUIDE} guide)
 file(READ ${SOURCE} source)

@@ -29,11 +29,9 @@ foreach(_pair IN LISTS _expect)
   list(APPEND _expect_values "${_value}")
 endforeach()
 
-execute_process(COMMAND ${_cmd} RESULT_VARIABLE _rc OUTPUT_VARIABLE _json ERROR_VARIABLE _err)
-message("${_json}${_err}")
-if(NOT _rc EQUAL 0)
-  message(FATAL_ERROR "exit status ${_rc}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/run_program.cmake)
+run_program("${_cmd}" 0 FATAL_ERROR)
+set(_json "${program_out}")
 
 # JSON array -> "a,b,c".
 function(json_list out json)

@@ -48,6 +48,34 @@ build_project() {
   cmake --build "$bdir"
 }
 
+# pkg_config_case MODULE: a fresh build directory $bdir for this step, pkg-config on the
+# installed .pc files, and the library directory $pc_libdir that MODULE names.
+pkg_config_case() {
+  bdir=$GTS_WORK/$step
+  rm -rf "$bdir" && mkdir -p "$bdir"
+  export PKG_CONFIG_PATH=$libdir/pkgconfig
+  pc_libdir=$("$GTS_PKG_CONFIG" --variable=libdir "$1")
+}
+# expect_libs MODULE FLAGS LIB...: the flags of `pkg-config --libs MODULE` name every LIB.
+expect_libs() {
+  local module=$1 flags=$2 lib
+  shift 2
+  for lib in "$@"; do
+    [[ " $flags " == *" $lib "* ]] || fail "pkg-config --libs $module lacks $lib: $flags"
+  done
+}
+# run_installed PROGRAM: PROGRAM loads the installed library and runs without LD_LIBRARY_PATH.
+run_installed() {
+  loads_installed "$1"
+  env -u LD_LIBRARY_PATH "$1"
+}
+# run_installed_mpi PROGRAM: the same on 2 processes; it must print "consumer_mpi OK".
+run_installed_mpi() {
+  loads_installed "$1"
+  env -u LD_LIBRARY_PATH "$GTS_MPIEXEC" --oversubscribe -n 2 "$1" | tee "$bdir/out.txt"
+  expect_line "$bdir/out.txt" "consumer_mpi OK"
+}
+
 case $step in
 install)
   rm -rf "$prefix"
@@ -105,8 +133,7 @@ install)
 find_package)
   bdir=$GTS_WORK/find_package
   build_project "$GTS_PROJECT" "$bdir"
-  loads_installed "$bdir/consumer"
-  env -u LD_LIBRARY_PATH "$bdir/consumer"
+  run_installed "$bdir/consumer"
   # The optional components say what this build has.
   report=$bdir/gtstorage-components.txt
   cat "$report"
@@ -136,8 +163,7 @@ find_package_fortran)
   build_project "$GTS_PROJECT" "$bdir" -DCMAKE_Fortran_COMPILER="$GTS_FC" \
     -DCMAKE_Fortran_FLAGS="$GTS_SAN_FLAGS" "-DCONSUMER_COMPONENTS=C;Fortran" \
     "-DCONSUMER_OPTIONAL_COMPONENTS=" -DCONSUMER_FORTRAN=ON
-  loads_installed "$bdir/consumer_fortran"
-  env -u LD_LIBRARY_PATH "$bdir/consumer_fortran"
+  run_installed "$bdir/consumer_fortran"
   echo "find_package_fortran OK"
   ;;
 
@@ -200,75 +226,56 @@ components)
   ;;
 
 pkg-config-fortran)
-  bdir=$GTS_WORK/pkg-config-fortran
-  rm -rf "$bdir" && mkdir -p "$bdir"
-  export PKG_CONFIG_PATH=$libdir/pkgconfig
+  pkg_config_case gtstorage-fortran
   flags=$("$GTS_PKG_CONFIG" --cflags --libs gtstorage-fortran)
   fmoddir=$("$GTS_PKG_CONFIG" --variable=fmoddir gtstorage-fortran)
   fc_id=$("$GTS_PKG_CONFIG" --variable=fortran_compiler_id gtstorage-fortran)
-  pc_libdir=$("$GTS_PKG_CONFIG" --variable=libdir gtstorage-fortran)
   echo "flags:   $flags"
   echo "fmoddir: $fmoddir ($fc_id)"
   [[ $(readlink -f "$fmoddir") == $(readlink -f "$prefix/$GTS_FORTRAN_MODDIR") ]] ||
     fail "fmoddir is '$fmoddir', not $prefix/$GTS_FORTRAN_MODDIR"
   [[ $fc_id == "$GTS_FORTRAN_ID" ]] || fail "fortran_compiler_id is '$fc_id'"
-  for lib in -lgtstorage_fortran -lgtstorage; do
-    [[ " $flags " == *" $lib "* ]] || fail "pkg-config --libs gtstorage-fortran lacks $lib: $flags"
-  done
+  expect_libs gtstorage-fortran "$flags" -lgtstorage_fortran -lgtstorage
   # shellcheck disable=SC2086  # flags are word lists
   (cd "$bdir" && "$GTS_FC" $GTS_SAN_FLAGS "$GTS_PROJECT/main.f90" -o consumer_fortran $flags \
     -Wl,-rpath,"$pc_libdir")
-  loads_installed "$bdir/consumer_fortran"
-  env -u LD_LIBRARY_PATH "$bdir/consumer_fortran"
+  run_installed "$bdir/consumer_fortran"
   echo "pkg-config-fortran OK"
   ;;
 
 pkg-config)
-  bdir=$GTS_WORK/pkg-config
-  rm -rf "$bdir" && mkdir -p "$bdir"
-  export PKG_CONFIG_PATH=$libdir/pkgconfig
+  pkg_config_case gtstorage
   version=$("$GTS_PKG_CONFIG" --modversion gtstorage)
   [[ $version == "$GTS_VERSION" ]] || fail "pkg-config reports version '$version'"
   cflags=$("$GTS_PKG_CONFIG" --cflags gtstorage)
   libs=$("$GTS_PKG_CONFIG" --libs gtstorage)
-  pc_libdir=$("$GTS_PKG_CONFIG" --variable=libdir gtstorage)
   echo "cflags: $cflags"
   echo "libs:   $libs"
   # shellcheck disable=SC2086  # flags are word lists
   "$GTS_CC" -std=c99 -Wall -Wextra -Werror $GTS_SAN_FLAGS $cflags "$GTS_PROJECT/main.c" \
     -o "$bdir/consumer" $libs -Wl,-rpath,"$pc_libdir"
-  loads_installed "$bdir/consumer"
-  env -u LD_LIBRARY_PATH "$bdir/consumer"
+  run_installed "$bdir/consumer"
   echo "pkg-config OK"
   ;;
 
 find_package_mpi)
   bdir=$GTS_WORK/find_package_mpi
   build_project "$GTS_PROJECT/../project_mpi" "$bdir"
-  loads_installed "$bdir/consumer_mpi"
-  env -u LD_LIBRARY_PATH "$GTS_MPIEXEC" --oversubscribe -n 2 "$bdir/consumer_mpi" | tee "$bdir/out.txt"
-  expect_line "$bdir/out.txt" "consumer_mpi OK"
+  run_installed_mpi "$bdir/consumer_mpi"
   echo "find_package_mpi OK"
   ;;
 
 pkg-config-mpi)
-  bdir=$GTS_WORK/pkg-config-mpi
-  rm -rf "$bdir" && mkdir -p "$bdir"
-  export PKG_CONFIG_PATH=$libdir/pkgconfig
+  pkg_config_case gtstorage-mpi
   flags=$("$GTS_PKG_CONFIG" --cflags --libs gtstorage-mpi)
   built_with=$("$GTS_PKG_CONFIG" --variable=mpi_library gtstorage-mpi)
-  pc_libdir=$("$GTS_PKG_CONFIG" --variable=libdir gtstorage-mpi)
   echo "flags: $flags (built with: $built_with)"
   [[ -n $built_with ]] || fail "gtstorage-mpi.pc does not say which MPI it was built with"
-  for lib in -lgtstorage_mpi -lgtstorage; do
-    [[ " $flags " == *" $lib "* ]] || fail "pkg-config --libs gtstorage-mpi lacks $lib: $flags"
-  done
+  expect_libs gtstorage-mpi "$flags" -lgtstorage_mpi -lgtstorage
   # shellcheck disable=SC2086  # flags are word lists
   OMPI_CC=$GTS_CC mpicc -std=c99 -Wall -Wextra $GTS_SAN_FLAGS "$GTS_PROJECT/../project_mpi/main_mpi.c" \
     -o "$bdir/consumer_mpi" $flags -Wl,-rpath,"$pc_libdir"
-  loads_installed "$bdir/consumer_mpi"
-  env -u LD_LIBRARY_PATH "$GTS_MPIEXEC" --oversubscribe -n 2 "$bdir/consumer_mpi" | tee "$bdir/out.txt"
-  expect_line "$bdir/out.txt" "consumer_mpi OK"
+  run_installed_mpi "$bdir/consumer_mpi"
   echo "pkg-config-mpi OK"
   ;;
 

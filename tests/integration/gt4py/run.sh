@@ -193,13 +193,7 @@ fi
 
 say "== gt4py: $("$venv/bin/python" -c 'import gt4py, numpy; print(f"gt4py {gt4py.__version__}, NumPy {numpy.__version__}")') ($venv); gtstorage: $mode; stencil backends: $GTSTORAGE_GT4PY_BACKENDS"
 # pytest runs in $work: path arguments are made absolute first.
-pytest_args=()
-for arg in "$@"; do
-  if [[ $arg != -* && -e ${arg%%::*} ]]; then
-    arg="$(cd "$(dirname "${arg%%::*}")" && pwd)/$(basename "$arg")"
-  fi
-  pytest_args+=("$arg")
-done
+gts_pytest_args "$@"
 t0=$SECONDS
 status=0
 (cd "$work" && "$venv/bin/python" -m pytest -p no:cacheprovider -c "$here/pytest.ini" \
