@@ -110,16 +110,31 @@ static inline gts_live gts_live_now(void) {
   return l;
 }
 
-#define GTS_ASSERT_LIVE(now, base)                                                                \
-  do {                                                                                            \
-    gts_live gts_n_ = (now), gts_b_ = (base);                                                     \
-    if (gts_n_.handles != gts_b_.handles || gts_n_.buffers != gts_b_.buffers ||                   \
-        gts_n_.host_bytes != gts_b_.host_bytes)                                                   \
-      fail_msg("live stats changed: handles %" PRId64 " -> %" PRId64 ", buffers %" PRId64         \
-               " -> %" PRId64 ", host_bytes %" PRId64 " -> %" PRId64,                             \
-               gts_b_.handles, gts_n_.handles, gts_b_.buffers, gts_n_.buffers, gts_b_.host_bytes, \
-               gts_n_.host_bytes);                                                                \
+/* "handles a -> b, buffers c -> d, host_bytes e -> f" from @p base to @p now into @p out; 0 when
+ * nothing changed. */
+static inline int gts_live_change(gts_live base, gts_live now, char* out, size_t size) {
+  snprintf(out, size,
+           "handles %" PRId64 " -> %" PRId64 ", buffers %" PRId64 " -> %" PRId64
+           ", host_bytes %" PRId64 " -> %" PRId64,
+           base.handles, now.handles, base.buffers, now.buffers, base.host_bytes, now.host_bytes);
+  return now.handles != base.handles || now.buffers != base.buffers ||
+         now.host_bytes != base.host_bytes;
+}
+
+#define GTS_ASSERT_LIVE(now, base)                                       \
+  do {                                                                   \
+    char gts_change_[192];                                               \
+    if (gts_live_change((base), (now), gts_change_, sizeof gts_change_)) \
+      fail_msg("live stats changed: %s", gts_change_);                   \
   } while (0)
+
+/* A teardown's check that the live statistics are back at @p base; @p what says whose. */
+static inline int gts_teardown_check(gts_live base, const char* what) {
+  char change[192];
+  if (!gts_live_change(base, gts_live_now(), change, sizeof change)) return 0;
+  print_error("%s: %s\n", what, change);
+  return -1;
+}
 
 /* Group setup/teardown: every test file checks that it ends with what it started with. */
 static gts_live gts_group_baseline;
@@ -129,17 +144,8 @@ static inline int gts_group_setup(void** state) {
   return 0;
 }
 static inline int gts_group_teardown(void** state) {
-  gts_live now = gts_live_now();
   (void)state;
-  if (now.handles != gts_group_baseline.handles || now.buffers != gts_group_baseline.buffers ||
-      now.host_bytes != gts_group_baseline.host_bytes) {
-    print_error("leak at end of group: handles %" PRId64 " buffers %" PRId64 " host_bytes %" PRId64
-                " (baseline %" PRId64 " %" PRId64 " %" PRId64 ")\n",
-                now.handles, now.buffers, now.host_bytes, gts_group_baseline.handles,
-                gts_group_baseline.buffers, gts_group_baseline.host_bytes);
-    return -1;
-  }
-  return 0;
+  return gts_teardown_check(gts_group_baseline, "leak at end of group");
 }
 
 /* Per-test leak check: each test must give back everything it created. */
@@ -151,16 +157,7 @@ static inline int gts_test_setup(void** state) {
 }
 static inline int gts_test_teardown(void** state) {
   (void)state;
-  gts_live now = gts_live_now();
-  if (now.handles != gts_test_baseline.handles || now.buffers != gts_test_baseline.buffers ||
-      now.host_bytes != gts_test_baseline.host_bytes) {
-    print_error("test leaked: handles %" PRId64 " -> %" PRId64 ", buffers %" PRId64 " -> %" PRId64
-                ", host_bytes %" PRId64 " -> %" PRId64 "\n",
-                gts_test_baseline.handles, now.handles, gts_test_baseline.buffers, now.buffers,
-                gts_test_baseline.host_bytes, now.host_bytes);
-    return -1;
-  }
-  return 0;
+  return gts_teardown_check(gts_test_baseline, "test leaked");
 }
 
 #define GTS_TEST(f) cmocka_unit_test_setup_teardown(f, gts_test_setup, gts_test_teardown)
@@ -227,14 +224,41 @@ static inline void* gts_data(gtstorage_handle h, int32_t side) {
   return p;
 }
 
-/* A storage over the caller's host memory @p data: @p ndim extents @p shape with the wrap
- * defaults (<f8, C order, writable); the call must succeed. */
-static inline gtstorage_handle gts_wrap_host(uint32_t ndim, const int64_t* shape, void* data) {
+/* The transfer counters of @p h; the call must succeed. */
+static inline gtstorage_transfer_stats gts_transfer_stats(gtstorage_handle h) {
+  gtstorage_transfer_stats t;
+  memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  GTS_OK(gtstorage_get_transfer_stats(h, &t));
+  return t;
+}
+
+/* A caller's array of @p ndim extents @p shape at @p data, every other field at its default
+ * (C order, the storage's dtype), for the caller to set. */
+static inline gtstorage_array gts_array(uint32_t ndim, const int64_t* shape, void* data) {
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  a.ndim = ndim;
+  a.shape = shape;
+  a.data = data;
+  return a;
+}
+
+/* The wrap options of @p ndim extents @p shape over host memory @p data, every other field at
+ * its default (<f8, C order, writable), for the caller to set. */
+static inline gtstorage_wrap_options gts_wrap_options(uint32_t ndim, const int64_t* shape,
+                                                      void* data) {
   gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
   w.ndim = ndim;
   w.shape = shape;
   w.data = data;
+  return w;
+}
+
+/* A storage over the caller's host memory @p data: @p ndim extents @p shape with the wrap
+ * defaults; the call must succeed. */
+static inline gtstorage_handle gts_wrap_host(uint32_t ndim, const int64_t* shape, void* data) {
+  const gtstorage_wrap_options w = gts_wrap_options(ndim, shape, data);
+  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
   GTS_OK(gtstorage_wrap(&w, &h));
   return h;
 }
@@ -248,6 +272,23 @@ static inline gtstorage_create_options gts_options(uint32_t ndim, const int64_t*
   o.shape = shape;
   o.preset = preset;
   return o;
+}
+
+/* A host preset of the by-dims rule named @p name: alignment @p alignment in @p unit (a
+ * ::gtstorage_alignment_unit), I, J and K at ranks @p rank_i, @p rank_j, @p rank_k (0 = slowest);
+ * for the caller to change or register. */
+static inline gtstorage_preset_info gts_preset(const char* name, int64_t alignment, int32_t unit,
+                                               int32_t rank_i, int32_t rank_j, int32_t rank_k) {
+  gtstorage_preset_info p = GTSTORAGE_PRESET_INFO_INIT;
+  snprintf(p.name, sizeof p.name, "%s", name);
+  p.alignment = alignment;
+  p.alignment_unit = unit;
+  p.device = GTSTORAGE_DEVICE_CPU;
+  p.rule = GTSTORAGE_RULE_BY_DIMS;
+  p.base_layout[0] = rank_i;
+  p.base_layout[1] = rank_j;
+  p.base_layout[2] = rank_k;
+  return p;
 }
 
 /* A storage made with @p o; the call must succeed. */

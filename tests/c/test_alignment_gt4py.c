@@ -199,15 +199,8 @@ static void incompatible_alignments_are_refused(void** state) {
 /* Presets may carry such alignments as well, in bytes or in elements. */
 static void presets_with_gt4py_alignments(void** state) {
   (void)state;
-  gtstorage_preset_info in = GTSTORAGE_PRESET_INFO_INIT;
-  snprintf(in.name, sizeof in.name, "test:align24bytes");
-  in.alignment = 24;
-  in.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-  in.device = GTSTORAGE_DEVICE_CPU;
-  in.rule = GTSTORAGE_RULE_BY_DIMS;
-  in.base_layout[0] = 2; /* I contiguous */
-  in.base_layout[1] = 1;
-  in.base_layout[2] = 0;
+  /* I contiguous */
+  gtstorage_preset_info in = gts_preset("test:align24bytes", 24, GTSTORAGE_ALIGN_BYTES, 2, 1, 0);
   GTS_OK(gtstorage_preset_register(&in));
   {
     gtstorage_preset_info out = GTSTORAGE_PRESET_INFO_INIT;

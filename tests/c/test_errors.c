@@ -649,12 +649,40 @@ CASE(preset_lookup_null) {
 }
 
 static gtstorage_preset_info good_preset(void) {
-  gtstorage_preset_info p = GTSTORAGE_PRESET_INFO_INIT;
-  snprintf(p.name, sizeof p.name, "test:errors");
-  p.alignment = 16;
-  p.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-  p.device = GTSTORAGE_DEVICE_CPU;
-  p.rule = GTSTORAGE_RULE_BY_DIMS;
+  return gts_preset("test:errors", 16, GTSTORAGE_ALIGN_BYTES, 0, 1, 2);
+}
+
+/* One field of good_preset() set to a bad value, and what the refusal must name. */
+typedef struct preset_flaw {
+  size_t offset;
+  size_t size; /* 4 or 8 bytes */
+  int64_t value;
+  const char* words;
+} preset_flaw;
+
+#define PRESET_FIELD(m) offsetof(gtstorage_preset_info, m), sizeof(((gtstorage_preset_info*)0)->m)
+
+static const preset_flaw preset_flaws[] = {
+    {PRESET_FIELD(alignment), 0, "alignment"},
+    /* 3 alone is fine (issue 8): checked per dtype */
+    {PRESET_FIELD(alignment), ((int64_t)1 << 30) + 3, "alignment"},
+    {PRESET_FIELD(alignment), -8, "alignment"},
+    {PRESET_FIELD(rule), 7, "rule"},
+    {PRESET_FIELD(device), 5, "device"},
+    {PRESET_FIELD(alignment_unit), 4, "unit"},
+    {PRESET_FIELD(struct_size), 0, "struct_size"},
+    {PRESET_FIELD(reserved), 1, "reserved"}};
+
+static gtstorage_preset_info flawed_preset(const preset_flaw* f) {
+  gtstorage_preset_info p = good_preset();
+  char* field = (char*)&p + f->offset;
+  if (f->size == sizeof(int64_t)) {
+    const int64_t v = f->value;
+    memcpy(field, &v, sizeof v);
+  } else {
+    const int32_t v = (int32_t)f->value;
+    memcpy(field, &v, sizeof v);
+  }
   return p;
 }
 
@@ -667,39 +695,19 @@ CASE(preset_register_bad) {
   p = good_preset();
   p.name[0] = '\0';
   BAD(gtstorage_preset_register(&p), INVALID, "name");
-  p = good_preset();
   memset(p.name, 'a', sizeof p.name); /* no terminating NUL */
   BAD(gtstorage_preset_register(&p), INVALID, "name");
-  p = good_preset();
-  p.alignment = 0;
-  BAD(gtstorage_preset_register(&p), INVALID, "alignment");
-  p.alignment = ((int64_t)1 << 30) + 3; /* 3 alone is fine (issue 8): checked per dtype */
-  BAD(gtstorage_preset_register(&p), INVALID, "alignment");
-  p.alignment = -8;
-  BAD(gtstorage_preset_register(&p), INVALID, "alignment");
+  snprintf(p.name, sizeof p.name, "gt:cpu_ifirst");
+  BAD(gtstorage_preset_register(&p), INVALID, "built|name");
   p = good_preset();
   p.base_layout[0] = 0;
   p.base_layout[1] = 0;
   p.base_layout[2] = 1;
   BAD(gtstorage_preset_register(&p), INVALID, "layout");
-  p = good_preset();
-  p.rule = 7;
-  BAD(gtstorage_preset_register(&p), INVALID, "rule");
-  p = good_preset();
-  p.device = 5;
-  BAD(gtstorage_preset_register(&p), INVALID, "device");
-  p = good_preset();
-  p.alignment_unit = 4;
-  BAD(gtstorage_preset_register(&p), INVALID, "unit");
-  p = good_preset();
-  p.struct_size = 0;
-  BAD(gtstorage_preset_register(&p), INVALID, "struct_size");
-  p = good_preset();
-  p.reserved = 1;
-  BAD(gtstorage_preset_register(&p), INVALID, "reserved");
-  p = good_preset();
-  snprintf(p.name, sizeof p.name, "gt:cpu_ifirst");
-  BAD(gtstorage_preset_register(&p), INVALID, "built|name");
+  for (size_t k = 0; k < sizeof preset_flaws / sizeof preset_flaws[0]; ++k) {
+    p = flawed_preset(&preset_flaws[k]);
+    BAD(gtstorage_preset_register(&p), INVALID, preset_flaws[k].words);
+  }
   GTS_OK(gtstorage_preset_count(&after));
   GTS_EQ64(after, before); /* nothing registered by the failures */
 }

@@ -231,17 +231,9 @@ static void make_pool(request* pool, uint64_t seed) {
 }
 
 static void register_variant(const char* name, int variant) {
-  gtstorage_preset_info p = GTSTORAGE_PRESET_INFO_INIT;
-  snprintf(p.name, sizeof p.name, "%s", name);
-  if (variant == 0) {
-    p.alignment = 8;
-    p.alignment_unit = GTSTORAGE_ALIGN_ELEMENTS;
-    p.base_layout[0] = 2, p.base_layout[1] = 1, p.base_layout[2] = 0;
-  } else {
-    p.alignment = 64;
-    p.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-    p.base_layout[0] = 1, p.base_layout[1] = 2, p.base_layout[2] = 0;
-  }
+  const gtstorage_preset_info p = variant == 0
+                                      ? gts_preset(name, 8, GTSTORAGE_ALIGN_ELEMENTS, 2, 1, 0)
+                                      : gts_preset(name, 64, GTSTORAGE_ALIGN_BYTES, 1, 2, 0);
   GTS_OK(gtstorage_preset_register(&p));
 }
 

@@ -194,7 +194,7 @@ static void test_unknown_preset(void** state) {
 
 /* Registering a new preset and creating storages with it; re-registering replaces it. */
 static void test_register_and_use(void** state) {
-  gtstorage_preset_info in = GTSTORAGE_PRESET_INFO_INIT, out;
+  gtstorage_preset_info in = gts_preset("test:ifirst16", 16, GTSTORAGE_ALIGN_BYTES, 2, 1, 0), out;
   gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
   gtstorage_interface_info info;
   gtstorage_handle h = 0;
@@ -202,14 +202,6 @@ static void test_register_and_use(void** state) {
   int32_t before = 0, after = 0;
   (void)state;
   GTS_OK(gtstorage_preset_count(&before));
-  snprintf(in.name, sizeof in.name, "test:ifirst16");
-  in.alignment = 16;
-  in.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-  in.device = GTSTORAGE_DEVICE_CPU;
-  in.rule = GTSTORAGE_RULE_BY_DIMS;
-  in.base_layout[0] = 2;
-  in.base_layout[1] = 1;
-  in.base_layout[2] = 0;
   GTS_OK(gtstorage_preset_register(&in));
   GTS_OK(gtstorage_preset_count(&after));
   GTS_EQ64(after, before + 1);
@@ -306,16 +298,9 @@ static void test_register_and_use(void** state) {
 static void test_replace_builtin_refused(void** state) {
   (void)state;
   for (int i = 0; i < NTABLE; ++i) {
-    gtstorage_preset_info in = GTSTORAGE_PRESET_INFO_INIT, after;
+    gtstorage_preset_info in = gts_preset(kTable[i].name, 256, GTSTORAGE_ALIGN_BYTES, 1, 0, 2);
+    gtstorage_preset_info after;
     int32_t n0 = 0, n1 = 0;
-    snprintf(in.name, sizeof in.name, "%s", kTable[i].name);
-    in.alignment = 256;
-    in.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-    in.device = GTSTORAGE_DEVICE_CPU;
-    in.rule = GTSTORAGE_RULE_BY_DIMS;
-    in.base_layout[0] = 1;
-    in.base_layout[1] = 0;
-    in.base_layout[2] = 2;
     GTS_OK(gtstorage_preset_count(&n0));
     GTS_EXPECT(gtstorage_preset_register(&in), GTSTORAGE_ERROR_INVALID_ARGUMENT, "built|name");
     GTS_OK(gtstorage_preset_count(&n1));

@@ -363,16 +363,9 @@ static void* register_worker(void* arg) {
   worker* w = (worker*)arg;
   pthread_barrier_wait(w->barrier);
   for (int i = 0; i < 200; ++i) {
-    gtstorage_preset_info p = GTSTORAGE_PRESET_INFO_INIT;
+    gtstorage_preset_info p = gts_preset("", 64, GTSTORAGE_ALIGN_BYTES, 2, 1, 0);
     int st;
     snprintf(p.name, sizeof p.name, "thread:%d", i);
-    p.alignment = 64;
-    p.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-    p.device = GTSTORAGE_DEVICE_CPU;
-    p.rule = GTSTORAGE_RULE_BY_DIMS;
-    p.base_layout[0] = 2;
-    p.base_layout[1] = 1;
-    p.base_layout[2] = 0;
     st = gtstorage_preset_register(&p);
     if (st != GTSTORAGE_OK) record(w, "register", st);
   }
