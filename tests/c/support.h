@@ -89,6 +89,17 @@ static inline int gts_contains_any(const char* msg, const char* words) {
       fail_msg("%s == %" PRId64 ", expected %s == %" PRId64, #a, gts_a_, #b, gts_b_); \
   } while (0)
 
+/* Asserts that the first elements of the array @p got (of any integer type) are the listed
+ * values, and says which differs. */
+#define GTS_EQ_ARRAY(got, ...)                                                         \
+  do {                                                                                 \
+    const int64_t gts_want_[] = {__VA_ARGS__};                                         \
+    for (size_t gts_k_ = 0; gts_k_ < sizeof gts_want_ / sizeof gts_want_[0]; ++gts_k_) \
+      if ((int64_t)(got)[gts_k_] != gts_want_[gts_k_])                                 \
+        fail_msg("%s[%zu] == %" PRId64 ", expected %" PRId64, #got, gts_k_,            \
+                 (int64_t)(got)[gts_k_], gts_want_[gts_k_]);                           \
+  } while (0)
+
 /* ------------------------------------------------------------------------------------------ */
 /* Live statistics (leak checks). */
 
@@ -136,29 +147,24 @@ static inline int gts_teardown_check(gts_live base, const char* what) {
   return -1;
 }
 
-/* Group setup/teardown: every test file checks that it ends with what it started with. */
-static gts_live gts_group_baseline;
-static inline int gts_group_setup(void** state) {
-  (void)state;
-  gts_group_baseline = gts_live_now();
-  return 0;
-}
-static inline int gts_group_teardown(void** state) {
-  (void)state;
-  return gts_teardown_check(gts_group_baseline, "leak at end of group");
-}
+/* A leak check of one scope: gts_<scope>_setup records the live statistics, and
+ * gts_<scope>_teardown fails, saying @p what, unless they are back there. */
+#define GTS_LEAK_CHECK(scope, what)                          \
+  static gts_live gts_##scope##_baseline;                    \
+  static inline int gts_##scope##_setup(void** state) {      \
+    (void)state;                                             \
+    gts_##scope##_baseline = gts_live_now();                 \
+    return 0;                                                \
+  }                                                          \
+  static inline int gts_##scope##_teardown(void** state) {   \
+    (void)state;                                             \
+    return gts_teardown_check(gts_##scope##_baseline, what); \
+  }
 
+/* Group setup/teardown: every test file checks that it ends with what it started with. */
+GTS_LEAK_CHECK(group, "leak at end of group")
 /* Per-test leak check: each test must give back everything it created. */
-static gts_live gts_test_baseline;
-static inline int gts_test_setup(void** state) {
-  (void)state;
-  gts_test_baseline = gts_live_now();
-  return 0;
-}
-static inline int gts_test_teardown(void** state) {
-  (void)state;
-  return gts_teardown_check(gts_test_baseline, "test leaked");
-}
+GTS_LEAK_CHECK(test, "test leaked")
 
 #define GTS_TEST(f) cmocka_unit_test_setup_teardown(f, gts_test_setup, gts_test_teardown)
 

@@ -147,9 +147,7 @@ static void divisor_alignment(void** state) {
   gtstorage_handle h;
   o.aligned_index = ai;
   p = gts_plan_of(&o);
-  GTS_EQ64(p.strides[0], 224);
-  GTS_EQ64(p.strides[1], 56);
-  GTS_EQ64(p.strides[2], 8);
+  GTS_EQ_ARRAY(p.strides, 224, 56, 8);
   GTS_EQ64(p.padded_shape[2], 7);
   GTS_EQ64(p.byte_offset, 0);
   GTS_EQ64(p.allocation_bytes, 5 * 4 * 7 * 8);

@@ -67,13 +67,10 @@ static DLManagedTensorVersioned versioned_tensor(void* data, int64_t* shape, DLD
 static void empty_wraps_report_a_non_null_address(void** state) {
   (void)state;
   const int64_t shape[2] = {0, 4};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  const gtstorage_wrap_options w = gts_wrap_options(2, shape, NULL);
   gtstorage_handle h = 0;
-  gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
-  w.ndim = 2;
-  w.shape = shape;
   GTS_OK(gtstorage_wrap(&w, &h));
-  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  gtstorage_interface_info info = gts_host_info(h);
   assert_non_null(info.data);
   assert_non_null(data_of(h, GTSTORAGE_SIDE_HOST));
   GTS_EQ64(info.nbytes, 0);
@@ -82,7 +79,7 @@ static void empty_wraps_report_a_non_null_address(void** state) {
   int64_t none[1] = {0};
   DLManagedTensorVersioned t = versioned_tensor(NULL, none, kDLCPU);
   GTS_OK(gtstorage_wrap_dlpack(&t, GTSTORAGE_DLPACK_VERSIONED, NULL, &h));
-  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  info = gts_host_info(h);
   assert_non_null(info.data);
   GTS_OK(gtstorage_release(h));
 
@@ -94,7 +91,7 @@ static void empty_wraps_report_a_non_null_address(void** state) {
   int32_t has = -1;
   GTS_OK(gtstorage_has_side(h, GTSTORAGE_SIDE_HOST, &has));
   assert_int_equal(has, 0);
-  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_DEVICE, &info));
+  info = gts_info(h, GTSTORAGE_SIDE_DEVICE);
   assert_non_null(info.data);
   assert_int_equal(info.device_type, GTSTORAGE_DL_EXT_DEV);
   assert_int_equal(info.device_id, 1);
@@ -108,8 +105,7 @@ static void empty_wraps_report_a_non_null_address(void** state) {
 static void device_wraps_must_fit_their_allocation(void** state) {
   (void)state;
   const gtstorage_handle owner = create_1d(100, "gt:gpu", GTSTORAGE_MANAGED_NONE);
-  gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
-  GTS_OK(gtstorage_interface(owner, GTSTORAGE_SIDE_DEVICE, &info));
+  gtstorage_interface_info info = gts_info(owner, GTSTORAGE_SIDE_DEVICE);
   double* device = (double*)info.allocation;
   const int64_t room = info.allocation_bytes / 8; /* doubles that fit */
   gtstorage_handle h = 0;
@@ -121,9 +117,7 @@ static void device_wraps_must_fit_their_allocation(void** state) {
   assert_non_null(strstr(gtstorage_last_error(), "outside the allocation"));
   assert_int_equal(h, 0);
   /* The same through gtstorage_wrap, and a span that starts inside and ends outside. */
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 1;
-  w.shape = too_many;
+  gtstorage_wrap_options w = gts_wrap_options(1, too_many, NULL);
   w.device_data = device;
   GTS_EXPECT(gtstorage_wrap(&w, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "device_data");
   int64_t ten[1] = {10};
@@ -157,10 +151,7 @@ static void device_wraps_must_fit_their_allocation(void** state) {
   t = versioned_tensor(device, ten, kDLCPU);
   GTS_EXPECT(gtstorage_wrap_dlpack(&t, GTSTORAGE_DLPACK_VERSIONED, NULL, &h),
              GTSTORAGE_ERROR_INVALID_ARGUMENT, "dl_tensor.data");
-  gtstorage_wrap_options host = GTSTORAGE_WRAP_OPTIONS_INIT;
-  host.ndim = 1;
-  host.shape = ten;
-  host.data = device;
+  gtstorage_wrap_options host = gts_wrap_options(1, ten, device);
   h = 0;
   GTS_EXPECT(gtstorage_wrap(&host, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "data");
   assert_int_equal(h, 0);
@@ -168,7 +159,7 @@ static void device_wraps_must_fit_their_allocation(void** state) {
   /* Unified memory is host memory too, and where the runtime knows its allocation the
    * elements must lie inside it. */
   const gtstorage_handle unified = create_1d(100, "gt:gpu", GTSTORAGE_MANAGED_UNIFIED);
-  GTS_OK(gtstorage_interface(unified, GTSTORAGE_SIDE_HOST, &info));
+  info = gts_host_info(unified);
   const int64_t unified_room[1] = {info.allocation_bytes / 8 + 1};
   host.data = info.allocation;
   host.shape = unified_room;

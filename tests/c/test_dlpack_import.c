@@ -104,10 +104,8 @@ static void legacy_host_tensor_is_wrapped_in_place(void** state) {
   info = gts_info(h, GTSTORAGE_SIDE_HOST);
   assert_ptr_equal(info.data, buf);
   GTS_EQ64(info.ndim, 2);
-  GTS_EQ64(info.shape[0], 3);
-  GTS_EQ64(info.shape[1], 4);
-  GTS_EQ64(info.strides[0], 32);
-  GTS_EQ64(info.strides[1], 8);
+  GTS_EQ_ARRAY(info.shape, 3, 4);
+  GTS_EQ_ARRAY(info.strides, 32, 8);
   assert_string_equal(info.typestr, "<f8");
   assert_string_equal(info.dims[0], "I");
   assert_string_equal(info.dims[1], "J");
@@ -147,21 +145,17 @@ static void versioned_tensor_with_strides_dims_and_halo(void** state) {
   info = gts_info(h, GTSTORAGE_SIDE_HOST);
   assert_ptr_equal(info.data, buf);
   assert_string_equal(info.typestr, "<i4");
-  GTS_EQ64(info.strides[0], 4);
-  GTS_EQ64(info.strides[1], 16);
-  GTS_EQ64(info.layout[0], 1);
-  GTS_EQ64(info.layout[1], 0);
+  GTS_EQ_ARRAY(info.strides, 4, 16);
+  GTS_EQ_ARRAY(info.layout, 1, 0);
   assert_string_equal(info.dims[0], "K");
   assert_string_equal(info.dims[1], "J");
-  GTS_EQ64(info.halo[0][0], 1);
-  GTS_EQ64(info.halo[0][1], 1);
+  GTS_EQ_ARRAY(info.halo[0], 1, 1);
   GTS_EQ64(info.halo[1][0], 2);
   GTS_EQ64(info.origin[1], 2);
   /* the interior through a domain view: element (1, 2) of the tensor */
   GTS_OK(gtstorage_domain_view(h, &dv));
   info = gts_info(dv, GTSTORAGE_SIDE_HOST);
-  GTS_EQ64(info.shape[0], 2);
-  GTS_EQ64(info.shape[1], 4);
+  GTS_EQ_ARRAY(info.shape, 2, 4);
   assert_int_equal(*(int32_t*)info.data, buf[1 + 2 * 4]);
   GTS_OK(gtstorage_release(h));
   GTS_OK(gtstorage_release(dv));

@@ -383,9 +383,7 @@ static void empty_copy_fill_view_export(void** state) {
     gtstorage_handle a = gts_create(&o), b;
     /* copy from an empty caller array without a pointer, and from a storage of another dtype */
     {
-      gtstorage_array src = GTSTORAGE_ARRAY_INIT;
-      src.ndim = c->ndim;
-      src.shape = c->shape;
+      gtstorage_array src = gts_array(c->ndim, c->shape, NULL);
       o.init = GTSTORAGE_INIT_COPY;
       o.source = &src;
       o.dtype = "<f4";
@@ -464,8 +462,7 @@ static void empty_slices_touch_nothing(void** state) {
       gtstorage_handle v, vv, e;
       GTS_OK(gtstorage_slice(h, specs[k], 2, &v));
       gtstorage_interface_info info = gts_info(v, GTSTORAGE_SIDE_HOST);
-      GTS_EQ64(info.shape[0], want[k][0]);
-      GTS_EQ64(info.shape[1], want[k][1]);
+      GTS_EQ_ARRAY(info.shape, want[k][0], want[k][1]);
       GTS_EQ64(info.nbytes, 0);
       assert_non_null(info.data);
       GTS_OK(gtstorage_fill_double(v, 1.0));
@@ -504,10 +501,7 @@ static gtstorage_create_options gpu_options(uint32_t ndim, const int64_t* shape,
 }
 
 static void transfers(gtstorage_handle h, int64_t* h2d, int64_t* d2h) {
-  gtstorage_transfer_stats t;
-  memset(&t, 0, sizeof t);
-  t.struct_size = sizeof t;
-  GTS_OK(gtstorage_get_transfer_stats(h, &t));
+  gtstorage_transfer_stats t = gts_transfer_stats(h);
   *h2d = t.h2d_count;
   *d2h = t.d2h_count;
 }
@@ -601,9 +595,7 @@ static void empty_on_device(void** state) {
       GTS_OK(gtstorage_copy(h, host));
       GTS_OK(gtstorage_copy(host, h));
       {
-        gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-        a.ndim = c->ndim;
-        a.shape = c->shape;
+        gtstorage_array a = gts_array(c->ndim, c->shape, NULL);
         GTS_OK(gtstorage_copy_to_array(&a, h));
         GTS_OK(gtstorage_copy_from_array(h, &a));
       }

@@ -142,9 +142,7 @@ static void test_comma_dims(void** state) {
   assert_string_equal(p.dims[3], "0");
   assert_string_equal(p.dims[5], "10");
   p = plan_for("gt:cpu_ifirst", "K,J,I", 3, shape, NULL);
-  GTS_EQ64(p.layout[0], 0);
-  GTS_EQ64(p.layout[1], 1);
-  GTS_EQ64(p.layout[2], 2);
+  GTS_EQ_ARRAY(p.layout, 0, 1, 2);
   assert_string_equal(p.dims[0], "K");
 }
 
@@ -370,18 +368,12 @@ static void test_created_storages(void** state) {
     o.device = GTSTORAGE_DEVICE_CPU;
     GTS_OK(gtstorage_create(&o, &h));
     info = gts_host_info(h);
-    GTS_EQ64(info.strides[0], 8);
-    GTS_EQ64(info.strides[1], 256);
-    GTS_EQ64(info.strides[2], 1024);
+    GTS_EQ_ARRAY(info.strides, 8, 256, 1024);
     /* Aligned index defaults to the lower halo (2,1,0). */
-    GTS_EQ64(info.aligned_index[0], 2);
-    GTS_EQ64(info.aligned_index[1], 1);
-    GTS_EQ64(info.aligned_index[2], 0);
+    GTS_EQ_ARRAY(info.aligned_index, 2, 1, 0);
     GTS_EQ64(((uintptr_t)info.data + 2 * 8 + 1 * 256) % 256, 0);
-    GTS_EQ64(info.origin[0], 2);
-    GTS_EQ64(info.origin[1], 1);
-    GTS_EQ64(info.halo[0][0], 2);
-    GTS_EQ64(info.halo[0][1], 2);
+    GTS_EQ_ARRAY(info.origin, 2, 1);
+    GTS_EQ_ARRAY(info.halo[0], 2, 2);
     GTS_OK(gtstorage_release(h));
   }
 }
@@ -399,9 +391,7 @@ static void test_explicit_layout_overrides(void** state) {
   o.layout = layout;
   p = gts_plan_of(&o);
   /* J contiguous, padded 4 -> 32; then I; K slowest. */
-  GTS_EQ64(p.layout[0], 1);
-  GTS_EQ64(p.layout[1], 2);
-  GTS_EQ64(p.layout[2], 0);
+  GTS_EQ_ARRAY(p.layout, 1, 2, 0);
   GTS_EQ64(p.contiguous_dim, 1);
   GTS_EQ64(p.padded_shape[1], 32);
   GTS_EQ64(p.strides[1], 8);

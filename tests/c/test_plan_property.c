@@ -260,8 +260,7 @@ static void test_random_plans(void** state) {
                      info.layout[d], q.layout[d]);
         }
         GTS_EQ64(info.aligned_index[d], ai[d]);
-        GTS_EQ64(info.halo[d][0], q.halo[2 * d]);
-        GTS_EQ64(info.halo[d][1], q.halo[2 * d + 1]);
+        GTS_EQ_ARRAY(info.halo[d], q.halo[2 * d], q.halo[2 * d + 1]);
         GTS_EQ64(info.origin[d], q.halo[2 * d]);
       }
       /* The descriptor's layout is a permutation consistent with its strides. */

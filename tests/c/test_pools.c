@@ -116,8 +116,7 @@ static void small_storages_created_again(void** state) {
   o.init = GTSTORAGE_INIT_VALUE;
   o.fill_value = &value;
   o.readonly = 1;
-  gtstorage_handle c = GTSTORAGE_NULL_HANDLE;
-  GTS_OK(gtstorage_create(&o, &c));
+  gtstorage_handle c = gts_create(&o);
   expect_all(c, 64, 2.5);
   assert_int_equal(gtstorage_fill_double(c, 1.0), GTSTORAGE_ERROR_READONLY);
   GTS_OK(gtstorage_release(c));
@@ -355,8 +354,7 @@ static void device_blocks_are_reused(void** state) {
   gtstorage_create_options o = gts_options(3, shape, "gt:gpu");
   o.managed = GTSTORAGE_MANAGED_MIRROR;
   o.host_memory = GTSTORAGE_HOST_PINNED;
-  gtstorage_handle m = GTSTORAGE_NULL_HANDLE;
-  GTS_OK(gtstorage_create(&o, &m));
+  gtstorage_handle m = gts_create(&o);
   void* pinned = host_data(m);
   GTS_OK(gtstorage_release(m));
   GTS_OK(gtstorage_create(&o, &m));

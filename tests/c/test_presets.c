@@ -114,9 +114,7 @@ static void test_aliases(void** state) {
   GTS_EQ64(gtmc.alignment, 8);
   GTS_EQ64(gtmc.alignment_unit, GTSTORAGE_ALIGN_ELEMENTS);
   GTS_EQ64(gtmc.device, GTSTORAGE_DEVICE_CPU);
-  GTS_EQ64(gtmc.base_layout[0], 2);
-  GTS_EQ64(gtmc.base_layout[1], 0);
-  GTS_EQ64(gtmc.base_layout[2], 1);
+  GTS_EQ_ARRAY(gtmc.base_layout, 2, 0, 1);
 }
 
 /* The effective alignment in a plan: elements times itemsize, or bytes as given. */
@@ -157,9 +155,7 @@ static void test_default_preset_is_numpy(void** state) {
   p = gts_plan_of(&o);
   assert_string_equal(p.preset, "numpy");
   assert_string_equal(p.typestr, "<f8");
-  GTS_EQ64(p.strides[0], 160);
-  GTS_EQ64(p.strides[1], 40);
-  GTS_EQ64(p.strides[2], 8);
+  GTS_EQ_ARRAY(p.strides, 160, 40, 8);
 }
 
 /* Unknown names fail with UNKNOWN_PRESET and a message listing every known name. */
@@ -225,12 +221,8 @@ static void test_register_and_use(void** state) {
   o.preset = "test:ifirst16";
   GTS_OK(gtstorage_create(&o, &h));
   info = gts_host_info(h);
-  GTS_EQ64(info.strides[0], 8);
-  GTS_EQ64(info.strides[1], 32);
-  GTS_EQ64(info.strides[2], 128);
-  GTS_EQ64(info.layout[0], 2);
-  GTS_EQ64(info.layout[1], 1);
-  GTS_EQ64(info.layout[2], 0);
+  GTS_EQ_ARRAY(info.strides, 8, 32, 128);
+  GTS_EQ_ARRAY(info.layout, 2, 1, 0);
   GTS_EQ64((uintptr_t)info.data % 16, 0);
   GTS_OK(gtstorage_release(h));
 
@@ -265,12 +257,8 @@ static void test_register_and_use(void** state) {
   o.dtype = "<f8";
   {
     gtstorage_plan_info p = gts_plan_of(&o);
-    GTS_EQ64(p.layout[0], 2);
-    GTS_EQ64(p.layout[1], 1);
-    GTS_EQ64(p.layout[2], 0);
-    GTS_EQ64(p.strides[0], 8);
-    GTS_EQ64(p.strides[1], 24);
-    GTS_EQ64(p.strides[2], 96);
+    GTS_EQ_ARRAY(p.layout, 2, 1, 0);
+    GTS_EQ_ARRAY(p.strides, 8, 24, 96);
   }
 
   /* A GPU preset resolves to the GPU device in a plan (plans need no device). */

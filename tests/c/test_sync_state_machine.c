@@ -123,9 +123,7 @@ static double value(int side, int gen, int64_t i, int64_t j, int64_t k) {
  * touching h's sync state or per-buffer counters. */
 static gtstorage_handle device_alias(gtstorage_handle h) {
   const gtstorage_interface_info info = gts_info(h, GTSTORAGE_SIDE_DEVICE);
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = info.ndim;
-  w.shape = info.shape;
+  gtstorage_wrap_options w = gts_wrap_options(info.ndim, info.shape, NULL);
   w.device_data = info.data;
   w.device_strides = info.strides;
   w.device_id = info.device_id;

@@ -156,8 +156,7 @@ static void test_slice_ranges_and_index(void** state) {
   {
     gtstorage_interface_info vi = gts_host_info(v);
     GTS_EQ64(vi.ndim, 2);
-    GTS_EQ64(vi.shape[0], 4);
-    GTS_EQ64(vi.shape[1], 4);
+    GTS_EQ_ARRAY(vi.shape, 4, 4);
     GTS_EQ64(vi.nbytes, 4 * 4 * 8);
     assert_string_equal(vi.dims[0], "I");
     assert_string_equal(vi.dims[1], "J");
@@ -189,9 +188,7 @@ static void test_slice_negative(void** state) {
   s[2] = range(5, 1, -2);                                       /* 5,3 */
   v = slice_and_check(base, s);
   vi = gts_host_info(v);
-  GTS_EQ64(vi.shape[0], 3);
-  GTS_EQ64(vi.shape[1], 7);
-  GTS_EQ64(vi.shape[2], 2);
+  GTS_EQ_ARRAY(vi.shape, 3, 7, 2);
   assert_true(vi.strides[1] < 0 && vi.strides[2] < 0);
   assert_ptr_equal(vi.data,
                    (char*)bi.data + 3 * bi.strides[0] + 6 * bi.strides[1] + 5 * bi.strides[2]);
@@ -202,9 +199,7 @@ static void test_slice_negative(void** state) {
   s[2] = range(100, 0, -3); /* 7,4,1 */
   v = slice_and_check(base, s);
   vi = gts_host_info(v);
-  GTS_EQ64(vi.shape[0], 4);
-  GTS_EQ64(vi.shape[1], 3);
-  GTS_EQ64(vi.shape[2], 3);
+  GTS_EQ_ARRAY(vi.shape, 4, 3, 3);
   GTS_OK(gtstorage_release(v));
   GTS_OK(gtstorage_release(base));
 }
@@ -267,16 +262,12 @@ static void test_slice_halo(void** state) {
   s[2] = range(GTSTORAGE_SLICE_NONE, GTSTORAGE_SLICE_NONE, 2); /* step 2: 0, 0 */
   GTS_OK(gtstorage_slice(base, s, 3, &v));
   vi = gts_host_info(v);
-  GTS_EQ64(vi.halo[0][0], 1);
-  GTS_EQ64(vi.halo[0][1], 1);
-  GTS_EQ64(vi.halo[1][0], 0);
-  GTS_EQ64(vi.halo[1][1], 1);
-  GTS_EQ64(vi.halo[2][0], 0);
-  GTS_EQ64(vi.halo[2][1], 0);
+  GTS_EQ_ARRAY(vi.halo[0], 1, 1);
+  GTS_EQ_ARRAY(vi.halo[1], 0, 1);
+  GTS_EQ_ARRAY(vi.halo[2], 0, 0);
   for (int d = 0; d < 3; ++d) GTS_EQ64(vi.origin[d], vi.halo[d][0]);
   /* The base's aligned point (1,2,0): inside along I (view index 1), outside along J. */
-  GTS_EQ64(vi.aligned_index[0], 1);
-  GTS_EQ64(vi.aligned_index[1], -1);
+  GTS_EQ_ARRAY(vi.aligned_index, 1, -1);
   GTS_OK(gtstorage_release(v));
   s[0] = range(2, 4, 1); /* entirely interior: no halo left */
   s[1] = range(2, 6, 1);
@@ -284,8 +275,7 @@ static void test_slice_halo(void** state) {
   GTS_OK(gtstorage_slice(base, s, 3, &v));
   vi = gts_host_info(v);
   for (int d = 0; d < 3; ++d) {
-    GTS_EQ64(vi.halo[d][0], 0);
-    GTS_EQ64(vi.halo[d][1], 0);
+    GTS_EQ_ARRAY(vi.halo[d], 0, 0);
   }
   GTS_OK(gtstorage_release(v));
   GTS_OK(gtstorage_release(base));
@@ -304,16 +294,13 @@ static void test_transpose(void** state) {
   for (int d = 0; d < 3; ++d) {
     GTS_EQ64(ti.shape[d], bi.shape[perm[d]]);
     GTS_EQ64(ti.strides[d], bi.strides[perm[d]]);
-    GTS_EQ64(ti.halo[d][0], bi.halo[perm[d]][0]);
-    GTS_EQ64(ti.halo[d][1], bi.halo[perm[d]][1]);
+    GTS_EQ_ARRAY(ti.halo[d], bi.halo[perm[d]][0], bi.halo[perm[d]][1]);
     GTS_EQ64(ti.aligned_index[d], bi.aligned_index[perm[d]]);
     GTS_EQ64(ti.origin[d], bi.origin[perm[d]]);
     assert_string_equal(ti.dims[d], bi.dims[perm[d]]);
   }
   /* numpy layout (0,1,2) seen as (K,I,J): K is contiguous, I slowest. */
-  GTS_EQ64(ti.layout[0], 2);
-  GTS_EQ64(ti.layout[1], 0);
-  GTS_EQ64(ti.layout[2], 1);
+  GTS_EQ_ARRAY(ti.layout, 2, 0, 1);
   GTS_EQ64(ti.is_c_contiguous, 0);
   memset(&m, 0, sizeof m);
   m.base_ndim = 3;
@@ -372,8 +359,7 @@ static void test_domain_view(void** state) {
   for (int d = 0; d < 3; ++d) {
     GTS_EQ64(di.shape[d], kShape[d] - kHalo[2 * d] - kHalo[2 * d + 1]);
     GTS_EQ64(di.strides[d], bi.strides[d]);
-    GTS_EQ64(di.halo[d][0], 0);
-    GTS_EQ64(di.halo[d][1], 0);
+    GTS_EQ_ARRAY(di.halo[d], 0, 0);
     GTS_EQ64(di.origin[d], 0);
     /* The base's aligned point is the first interior point. */
     GTS_EQ64(di.aligned_index[d], 0);
@@ -426,8 +412,7 @@ static void test_view_of_view(void** state) {
   {
     gtstorage_interface_info si = gts_host_info(s);
     GTS_EQ64(si.ndim, 2);
-    GTS_EQ64(si.shape[0], 4);
-    GTS_EQ64(si.shape[1], 2);
+    GTS_EQ_ARRAY(si.shape, 4, 2);
     assert_string_equal(si.dims[0], "J");
     assert_string_equal(si.dims[1], "I");
   }

@@ -18,10 +18,7 @@ static void on_release(void* user_data) {
 
 static gtstorage_wrap_options wrap_opts(void* data, int ndim, const int64_t* shape,
                                         const int64_t* strides, const char* dtype) {
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = (uint32_t)ndim;
-  w.data = data;
-  w.shape = shape;
+  gtstorage_wrap_options w = gts_wrap_options((uint32_t)ndim, shape, data);
   w.strides = strides;
   w.dtype = dtype;
   return w;
@@ -43,9 +40,7 @@ static void test_wrap_c_order(void** state) {
   GTS_EQ64(now.buffers, before.buffers + 1);
   info = gts_host_info(h);
   assert_ptr_equal(info.data, buf);
-  GTS_EQ64(info.strides[0], 160);
-  GTS_EQ64(info.strides[1], 40);
-  GTS_EQ64(info.strides[2], 8);
+  GTS_EQ_ARRAY(info.strides, 160, 40, 8);
   GTS_EQ64(info.layout[0], 0);
   GTS_EQ64(info.layout[2], 2);
   assert_string_equal(info.typestr, "<f8");
@@ -88,8 +83,7 @@ static void test_wrap_fortran_halo(void** state) {
   for (int d = 0; d < 3; ++d) {
     GTS_EQ64(info.strides[d], strides[d]);
     GTS_EQ64(info.layout[d], 2 - d);
-    GTS_EQ64(info.halo[d][0], halo[2 * d]);
-    GTS_EQ64(info.halo[d][1], halo[2 * d + 1]);
+    GTS_EQ_ARRAY(info.halo[d], halo[2 * d], halo[2 * d + 1]);
     GTS_EQ64(info.origin[d], halo[2 * d]);
   }
   assert_true(info.is_c_contiguous == 0);
@@ -97,9 +91,7 @@ static void test_wrap_fortran_halo(void** state) {
   GTS_OK(gtstorage_domain_view(h, &dv));
   di = gts_host_info(dv);
   assert_ptr_equal(di.data, (char*)buf + 2 * 8 + 1 * 8 * NI + 0);
-  GTS_EQ64(di.shape[0], NI - 3);
-  GTS_EQ64(di.shape[1], NJ - 2);
-  GTS_EQ64(di.shape[2], NK - 2);
+  GTS_EQ_ARRAY(di.shape, NI - 3, NJ - 2, NK - 2);
   GTS_OK(gtstorage_release(dv));
   GTS_OK(gtstorage_release(h));
 }
