@@ -318,10 +318,9 @@ static void host_allocations_are_aligned(void** state) {
    * trips through a copy. */
   {
     const int64_t shape[3] = {301, 299, 5};
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     gtstorage_handle a, b;
-    o.ndim = 3;
-    o.shape = shape;
+    o = gts_options(3, shape, NULL);
     o.alignment_bytes = 24;
     o.device = GTSTORAGE_DEVICE_CPU;
     o.init = GTSTORAGE_INIT_ONES;
@@ -367,11 +366,9 @@ static void device_allocations_are_aligned(void** state) {
 static void device_round_trip(void** state) {
   (void)state;
   const int64_t shape[3] = {7, 5, 4};
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   gtstorage_handle h, src;
-  o.ndim = 3;
-  o.shape = shape;
-  o.preset = "gt:gpu";
+  o = gts_options(3, shape, "gt:gpu");
   o.alignment_bytes = 24;
   o.device = GTSTORAGE_DEVICE_GPU;
   o.managed = GTSTORAGE_MANAGED_MIRROR;

@@ -316,12 +316,10 @@ static void messages_name_the_callers_parameter(void** state) {
 static void trim_reaches_the_pools_of_a_former_backend(void** state) {
   (void)state;
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   int64_t n[1] = {512};
   gtstorage_handle h = 0;
-  o.ndim = 1;
-  o.shape = n;
-  o.preset = "gt:cpu_ifirst";
+  o = gts_options(1, n, "gt:cpu_ifirst");
   o.host_memory = GTSTORAGE_HOST_PINNED;
   GTS_OK(gtstorage_create(&o, &h));
   GTS_OK(gtstorage_set_device_backend("none")); /* allowed: no device storage is alive */

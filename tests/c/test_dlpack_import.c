@@ -571,15 +571,13 @@ static int use_emulated(void** state) {
 
 static void emulated_device_export_round_trip(void** state) {
   const int64_t shape[2] = {8, 6};
-  gtstorage_create_options c = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options c;
   gtstorage_handle owner = 0, back = 0, host = 0;
   DLManagedTensorVersioned* t = NULL;
   gtstorage_interface_info oi, wi;
   int32_t has = -1;
   (void)state;
-  c.ndim = 2;
-  c.shape = shape;
-  c.preset = "gt:gpu";
+  c = gts_options(2, shape, "gt:gpu");
   c.init = GTSTORAGE_INIT_ONES;
   GTS_OK(gtstorage_create(&c, &owner));
   oi = gts_info(owner, GTSTORAGE_SIDE_DEVICE);
@@ -598,14 +596,13 @@ static void emulated_device_export_round_trip(void** state) {
   {
     double out[8 * 6];
     gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-    gtstorage_create_options hc = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options hc;
     a.ndim = 2;
     a.shape = shape;
     a.data = out;
     GTS_OK(gtstorage_copy_to_array(&a, back));
     for (int n = 0; n < 48; ++n) assert_true(out[n] == 1.0);
-    hc.ndim = 2;
-    hc.shape = shape;
+    hc = gts_options(2, shape, NULL);
     hc.init = GTSTORAGE_INIT_ZEROS;
     GTS_OK(gtstorage_create(&hc, &host));
     GTS_OK(gtstorage_fill_double(back, 5.0));
@@ -619,7 +616,7 @@ static void emulated_device_export_round_trip(void** state) {
 static void emulated_device_hand_made_tensor(void** state) {
   const int64_t n = 32;
   const int64_t shape[2] = {4, 8};
-  gtstorage_create_options c = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options c;
   gtstorage_handle owner = 0, h = 0;
   void* dev = NULL;
   double host_buf[32];
@@ -627,9 +624,7 @@ static void emulated_device_hand_made_tensor(void** state) {
   producer* p;
   int32_t count = 0;
   (void)state;
-  c.ndim = 1;
-  c.shape = &n;
-  c.preset = "gt:gpu";
+  c = gts_options(1, &n, "gt:gpu");
   GTS_OK(gtstorage_create(&c, &owner));
   GTS_OK(gtstorage_data(owner, GTSTORAGE_SIDE_DEVICE, &dev));
 

@@ -313,13 +313,12 @@ static void test_large_alignments(void** state) {
   (void)state;
   for (int a = 0; a < 3; ++a)
     for (int t = 0; t < NDTYPES; ++t) {
-      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+      gtstorage_create_options o;
       int64_t shape[3] = {5, 6, 7}, halo[6] = {1, 1, 2, 0, 3, 1};
       gtstorage_handle h = 0;
       gtstorage_interface_info info;
       int64_t lin;
-      o.ndim = 3;
-      o.shape = shape;
+      o = gts_options(3, shape, NULL);
       o.halo = halo;
       o.dtype = kDtypes[t].in;
       o.alignment_bytes = aligns[a];

@@ -125,14 +125,12 @@ static void test_alignment_in_plan(void** state) {
   (void)state;
   for (int i = 0; i < NTABLE; ++i) {
     for (int t = 0; t < 5; ++t) {
-      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+      gtstorage_create_options o;
       gtstorage_plan_info p;
       int64_t want =
           kTable[i].unit == EL ? kTable[i].alignment * itemsizes[t] : kTable[i].alignment;
-      o.ndim = 3;
-      o.shape = shape;
+      o = gts_options(3, shape, kTable[i].name);
       o.dtype = dtypes[t];
-      o.preset = kTable[i].name;
       p = gts_plan_of(&o);
       if (p.alignment_bytes != want)
         fail_msg("%s %s: alignment_bytes %" PRId64 ", expected %" PRId64, kTable[i].name, dtypes[t],
@@ -146,12 +144,11 @@ static void test_alignment_in_plan(void** state) {
 
 /* No preset named: "numpy". */
 static void test_default_preset_is_numpy(void** state) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   int64_t shape[3] = {3, 4, 5};
   gtstorage_plan_info p;
   (void)state;
-  o.ndim = 3;
-  o.shape = shape;
+  o = gts_options(3, shape, NULL);
   p = gts_plan_of(&o);
   assert_string_equal(p.preset, "numpy");
   assert_string_equal(p.typestr, "<f8");
@@ -303,13 +300,11 @@ static void test_every_preset_creates(void** state) {
   int64_t shape[3] = {3, 4, 5};
   (void)state;
   for (int i = 0; i < NTABLE; ++i) {
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     gtstorage_handle h = 0;
     gtstorage_interface_info info;
     int64_t align = kTable[i].unit == EL ? kTable[i].alignment * 8 : kTable[i].alignment;
-    o.ndim = 3;
-    o.shape = shape;
-    o.preset = kTable[i].name;
+    o = gts_options(3, shape, kTable[i].name);
     o.device = GTSTORAGE_DEVICE_CPU;
     o.init = GTSTORAGE_INIT_ZEROS;
     GTS_OK(gtstorage_create(&o, &h));

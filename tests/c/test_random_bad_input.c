@@ -685,6 +685,20 @@ static void make_array(gtstorage_array* a, const hrec* r, int64_t* shape, int64_
 /* ---------------------------------------------------------------------------------------------- */
 /* Operations. */
 
+/* The fields that create and wrap options share, drawn alike for both (in this order):
+ * struct_size, ndim, the extents in `shape` (zero ones too if allow_zero), the shape pointer,
+ * the dtype with its `itemsize`, and the dims written into the char array `dims_buf`. */
+#define PICK_GEOMETRY(o, shape, allow_zero, itemsize, dims_buf) \
+  do {                                                          \
+    (o).struct_size = struct_size_of(sizeof(o));                \
+    (o).ndim = pick_ndim();                                     \
+    pick_shape(shape, (o).ndim, allow_zero);                    \
+    (o).shape = chance(98) ? (shape) : NULL;                    \
+    (itemsize) = 8;                                             \
+    (o).dtype = pick_dtype(&(itemsize));                        \
+    (o).dims = pick_dims((o).ndim, dims_buf, sizeof(dims_buf)); \
+  } while (0)
+
 static void op_create(void) {
   int64_t shape[GTSTORAGE_MAX_NDIM + 1], halo[2 * (GTSTORAGE_MAX_NDIM + 1)],
       aligned[GTSTORAGE_MAX_NDIM + 1];
@@ -693,13 +707,8 @@ static void op_create(void) {
   char dims_buf[128];
   gtstorage_array source;
   gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.struct_size = struct_size_of(sizeof o);
-  o.ndim = pick_ndim();
-  pick_shape(shape, o.ndim, 0);
-  o.shape = chance(98) ? shape : NULL;
-  int64_t itemsize = 8;
-  o.dtype = pick_dtype(&itemsize);
-  o.dims = pick_dims(o.ndim, dims_buf, sizeof dims_buf);
+  int64_t itemsize;
+  PICK_GEOMETRY(o, shape, 0, itemsize, dims_buf);
   o.preset = pick_preset();
   if (chance(30)) {
     pick_permutation(layout, o.ndim, chance(80));
@@ -814,13 +823,8 @@ static void op_wrap(void) {
   char dims_buf[128];
   static unsigned char dummy[64] __attribute__((aligned(64)));
   gtstorage_wrap_options o = GTSTORAGE_WRAP_OPTIONS_INIT;
-  o.struct_size = struct_size_of(sizeof o);
-  o.ndim = pick_ndim();
-  pick_shape(shape, o.ndim, 1);
-  o.shape = chance(98) ? shape : NULL;
-  int64_t itemsize = 8;
-  o.dtype = pick_dtype(&itemsize);
-  o.dims = pick_dims(o.ndim, dims_buf, sizeof dims_buf);
+  int64_t itemsize;
+  PICK_GEOMETRY(o, shape, 1, itemsize, dims_buf);
   if (chance(30)) {
     pick_halo(halo, shape, o.ndim);
     o.halo = halo;

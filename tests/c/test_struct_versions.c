@@ -387,9 +387,7 @@ static void unknown_sizes_rejected(void** state) {
 
   gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
   gtstorage_plan_info plan = GTSTORAGE_PLAN_INFO_INIT;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape3;
+  gtstorage_create_options o = gts_options(3, shape3, NULL);
   GTS_EQ64(info.struct_size, sizeof info);
   GTS_EQ64(plan.struct_size, sizeof plan);
   GTS_OK(gtstorage_plan(&o, &plan));

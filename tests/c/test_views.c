@@ -14,7 +14,7 @@ static gtstorage_handle make_base(int readonly) {
   if (readonly) {
     /* Re-create read-only with the same contents. */
     gtstorage_interface_info info = gts_host_info(h);
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     gtstorage_array src = GTSTORAGE_ARRAY_INIT;
     gtstorage_handle r = 0;
     src.ndim = 3;
@@ -22,8 +22,7 @@ static gtstorage_handle make_base(int readonly) {
     src.shape = info.shape;
     src.strides = info.strides;
     src.dtype = "<f8";
-    o.ndim = 3;
-    o.shape = kShape;
+    o = gts_options(3, kShape, NULL);
     o.halo = kHalo;
     o.readonly = 1;
     o.init = GTSTORAGE_INIT_COPY;
