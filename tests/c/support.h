@@ -318,20 +318,14 @@ static inline gtstorage_handle gts_create_valued(const char* preset, const char*
                                                  const int64_t* shape, const int64_t* halo) {
   int64_t n = gts_product(shape, ndim);
   double* ref = (double*)malloc((size_t)n * sizeof(double));
-  gtstorage_array src = GTSTORAGE_ARRAY_INIT;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_array src = gts_array((uint32_t)ndim, shape, ref);
+  gtstorage_create_options o = gts_options((uint32_t)ndim, shape, preset);
   gtstorage_handle h = 0;
   assert_non_null(ref);
   gts_fill_reference(ref, shape, ndim);
-  src.ndim = (uint32_t)ndim;
-  src.data = ref;
-  src.shape = shape;
   src.dtype = "<f8";
-  o.ndim = (uint32_t)ndim;
-  o.shape = shape;
   o.dtype = "<f8";
   o.dims = dims;
-  o.preset = preset;
   o.halo = halo;
   o.device = GTSTORAGE_DEVICE_CPU;
   o.init = GTSTORAGE_INIT_COPY;

@@ -37,11 +37,8 @@ static double first_value(gtstorage_handle h) {
   double v = -1.0;
   gtstorage_handle first = 0;
   gtstorage_slice_spec spec = {0, 1, 1, GTSTORAGE_SLICE_RANGE, 0};
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   GTS_OK(gtstorage_slice(h, &spec, 1, &first));
-  a.ndim = 1;
-  a.shape = &one;
-  a.data = &v;
+  gtstorage_array a = gts_array(1, &one, &v);
   GTS_OK(gtstorage_copy_to_array(&a, first));
   GTS_OK(gtstorage_release(first));
   return v;
@@ -202,11 +199,8 @@ static void host_side_of_a_unified_pair_is_filled_on_the_host(void** state) {
   const gtstorage_handle unified = create_1d(16, "gt:gpu", GTSTORAGE_MANAGED_UNIFIED);
   double host[16] = {0};
   int64_t n[1] = {16};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   gtstorage_handle pair = 0, again = 0;
-  w.ndim = 1;
-  w.shape = n;
-  w.data = host;
+  gtstorage_wrap_options w = gts_wrap_options(1, n, host);
   w.device_data = data_of(unified, GTSTORAGE_SIDE_DEVICE);
   GTS_OK(gtstorage_wrap(&w, &pair));
   /* Zeros went to cudaMemsetAsync on the host address (refused); other values to a device
@@ -278,11 +272,8 @@ static void messages_name_the_callers_parameter(void** state) {
   const gtstorage_handle src = create_1d(8, "gt:cpu_ifirst", GTSTORAGE_MANAGED_NONE);
   double values[8] = {0};
   int64_t n[1] = {8};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   gtstorage_handle ro = 0;
-  w.ndim = 1;
-  w.shape = n;
-  w.data = values;
+  gtstorage_wrap_options w = gts_wrap_options(1, n, values);
   w.readonly = 1;
   GTS_OK(gtstorage_wrap(&w, &ro));
   GTS_EXPECT(gtstorage_copy(ro, src), GTSTORAGE_ERROR_READONLY, "dst:");

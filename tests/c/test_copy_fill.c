@@ -85,13 +85,11 @@ static void test_copy_arrays(void** state) {
   float f4_out[N];
   int64_t f_strides[3] = {8, 8 * NI, 8 * NI * NJ};
   int64_t idx[3] = {0};
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
   o = gts_options(3, shape, "gt:gpu");
   o.device = GTSTORAGE_DEVICE_CPU;
   GTS_OK(gtstorage_create(&o, &h));
-  a.ndim = 3;
-  a.shape = shape;
+  gtstorage_array a = gts_array(3, shape, NULL);
 
   /* C order in, read raw. */
   gts_fill_reference(c_buf, shape, 3);
@@ -526,16 +524,13 @@ static void test_init_copy(void** state) {
   enum { NI = 3, NJ = 4, NK = 5 };
   int32_t f_src[NI * NJ * NK];
   int64_t shape[3] = {NI, NJ, NK}, f_strides[3] = {4, 4 * NI, 4 * NI * NJ};
-  gtstorage_array src = GTSTORAGE_ARRAY_INIT;
   gtstorage_create_options o;
   gtstorage_handle h = 0;
   int64_t idx[3] = {0};
   (void)state;
   do f_src[idx[0] + NI * (idx[1] + NJ * idx[2])] = (int32_t)gts_value(idx, 3);
   while (gts_next_index(idx, shape, 3));
-  src.ndim = 3;
-  src.data = f_src;
-  src.shape = shape;
+  gtstorage_array src = gts_array(3, shape, f_src);
   src.strides = f_strides;
   src.dtype = "<i4";
   o = gts_options(3, shape, "gt:cpu_kfirst");

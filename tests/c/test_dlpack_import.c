@@ -97,7 +97,6 @@ static void legacy_host_tensor_is_wrapped_in_place(void** state) {
   gtstorage_handle h = 0;
   gtstorage_interface_info info;
   double out[12];
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
   for (int n = 0; n < 12; ++n) buf[n] = n;
   GTS_OK(gtstorage_wrap_dlpack(&p->legacy, GTSTORAGE_DLPACK_LEGACY, NULL, &h));
@@ -113,9 +112,7 @@ static void legacy_host_tensor_is_wrapped_in_place(void** state) {
   GTS_EQ64(info.device_type, GTSTORAGE_DL_CPU);
   /* producer -> library */
   buf[5] = 42.0;
-  a.ndim = 2;
-  a.shape = shape;
-  a.data = out;
+  gtstorage_array a = gts_array(2, shape, out);
   GTS_OK(gtstorage_copy_to_array(&a, h));
   assert_true(out[5] == 42.0 && out[11] == 11.0);
   /* library -> producer */
@@ -209,16 +206,13 @@ static void read_only_flag_makes_a_read_only_storage(void** state) {
   producer* p = make_producer(&log, buf, 1, shape, NULL, kDLFloat, 64);
   producer* q = make_producer(&log, buf, 1, shape, NULL, kDLFloat, 64);
   gtstorage_dlpack_options o = GTSTORAGE_DLPACK_OPTIONS_INIT;
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   gtstorage_handle h = 0, g = 0, v = 0;
   (void)state;
   p->versioned.flags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED;
   GTS_OK(gtstorage_wrap_dlpack(&p->versioned, GTSTORAGE_DLPACK_VERSIONED, NULL, &h));
   GTS_EQ64(gts_info(h, GTSTORAGE_SIDE_HOST).readonly, 1);
   GTS_EXPECT(gtstorage_fill_double(h, 9.0), GTSTORAGE_ERROR_READONLY, "read-only");
-  a.ndim = 1;
-  a.shape = shape;
-  a.data = (void*)src;
+  gtstorage_array a = gts_array(1, shape, (void*)src);
   GTS_EXPECT(gtstorage_copy_from_array(h, &a), GTSTORAGE_ERROR_READONLY, "read-only");
   GTS_OK(gtstorage_domain_view(h, &v)); /* views stay read-only */
   GTS_EXPECT(gtstorage_fill_double(v, 9.0), GTSTORAGE_ERROR_READONLY, "read-only");
@@ -515,13 +509,10 @@ static void round_trip_through_the_library_export(void** state) {
 static void round_trip_keeps_read_only(void** state) {
   double buf[6] = {0};
   const int64_t shape[1] = {6};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   gtstorage_handle h = 0, back = 0;
   DLManagedTensorVersioned* t = NULL;
   (void)state;
-  w.ndim = 1;
-  w.shape = shape;
-  w.data = buf;
+  gtstorage_wrap_options w = gts_wrap_options(1, shape, buf);
   w.readonly = 1;
   GTS_OK(gtstorage_wrap(&w, &h));
   GTS_OK(gtstorage_to_dlpack_versioned(h, GTSTORAGE_SIDE_HOST, &t));
@@ -595,11 +586,8 @@ static void emulated_device_export_round_trip(void** state) {
   /* the values: a host copy of the wrapped device memory */
   {
     double out[8 * 6];
-    gtstorage_array a = GTSTORAGE_ARRAY_INIT;
     gtstorage_create_options hc;
-    a.ndim = 2;
-    a.shape = shape;
-    a.data = out;
+    gtstorage_array a = gts_array(2, shape, out);
     GTS_OK(gtstorage_copy_to_array(&a, back));
     for (int n = 0; n < 48; ++n) assert_true(out[n] == 1.0);
     hc = gts_options(2, shape, NULL);

@@ -440,12 +440,9 @@ static void empty_slices_touch_nothing(void** state) {
   (void)state;
   double mem[4 * 5];
   const int64_t shape[2] = {4, 5};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   gtstorage_handle h;
   for (int i = 0; i < 20; ++i) mem[i] = kCanary;
-  w.ndim = 2;
-  w.shape = shape;
-  w.data = mem;
+  gtstorage_wrap_options w = gts_wrap_options(2, shape, mem);
   GTS_OK(gtstorage_wrap(&w, &h));
   {
     /* [2:2, :], [:, 5:], [3:1, ::-1] and [::-1, 0:0:-1]: all select nothing */

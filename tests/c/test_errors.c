@@ -156,13 +156,10 @@ CASE(alignment_not_power_of_two) {
 CASE(init_copy_shape_mismatch) {
   double buf[4 * 5 * 7];
   int64_t shape[3] = {4, 5, 7};
-  gtstorage_array src = GTSTORAGE_ARRAY_INIT;
   gtstorage_create_options o = opts();
   gtstorage_handle h = 0;
   (void)state;
-  src.ndim = 3;
-  src.data = buf;
-  src.shape = shape;
+  gtstorage_array src = gts_array(3, shape, buf);
   o.init = GTSTORAGE_INIT_COPY;
   o.source = &src;
   BADH(gtstorage_create(&o, &h), h, GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
@@ -472,53 +469,39 @@ CASE(copy_stale_handles) {
 }
 CASE(copy_array_null) {
   double buf[4];
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
   BAD(gtstorage_copy_from_array(witness, NULL), INVALID, "src");
   BAD(gtstorage_copy_to_array(NULL, witness), INVALID, "dst");
-  a.ndim = 3;
-  a.data = buf;
-  a.shape = NULL;
+  gtstorage_array a = gts_array(3, NULL, buf);
   BAD(gtstorage_copy_to_array(&a, witness), INVALID, "shape");
 }
 CASE(copy_array_shape_mismatch) {
   double buf[4 * 5 * 7];
   int64_t shape[3] = {4, 5, 7};
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
-  a.ndim = 3;
-  a.data = buf;
-  a.shape = shape;
+  gtstorage_array a = gts_array(3, shape, buf);
   BAD(gtstorage_copy_from_array(witness, &a), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
   BAD(gtstorage_copy_to_array(&a, witness), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
   a.ndim = 2;
   BAD(gtstorage_copy_from_array(witness, &a), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape|ndim");
 }
 CASE(copy_array_null_data) {
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
-  a.ndim = 3;
-  a.shape = kShape;
+  gtstorage_array a = gts_array(3, kShape, NULL);
   BAD(gtstorage_copy_from_array(witness, &a), INVALID, "data");
 }
 CASE(copy_array_bad_dtype) {
   double buf[4 * 5 * 6];
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
-  a.ndim = 3;
-  a.data = buf;
-  a.shape = kShape;
+  gtstorage_array a = gts_array(3, kShape, buf);
   a.dtype = "<q8";
   BAD(gtstorage_copy_to_array(&a, witness), INVALID, "dtype");
 }
 CASE(copy_array_struct_size) {
   double buf[4 * 5 * 6];
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
+  gtstorage_array a = gts_array(3, kShape, buf);
   a.struct_size = 0;
-  a.ndim = 3;
-  a.data = buf;
-  a.shape = kShape;
   BAD(gtstorage_copy_from_array(witness, &a), INVALID, "struct_size");
 }
 CASE(fill_null_value) {
@@ -529,7 +512,6 @@ CASE(readonly_writes) {
   gtstorage_create_options o = opts();
   gtstorage_handle ro = 0;
   double v = 1.0;
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   double buf[4 * 5 * 6] = {0};
   (void)state;
   o.readonly = 1;
@@ -538,9 +520,7 @@ CASE(readonly_writes) {
   BAD(gtstorage_fill(ro, &v), GTSTORAGE_ERROR_READONLY, "read");
   BAD(gtstorage_fill_double(ro, 1.0), GTSTORAGE_ERROR_READONLY, "read");
   BAD(gtstorage_copy(ro, witness), GTSTORAGE_ERROR_READONLY, "read");
-  a.ndim = 3;
-  a.data = buf;
-  a.shape = kShape;
+  gtstorage_array a = gts_array(3, kShape, buf);
   BAD(gtstorage_copy_from_array(ro, &a), GTSTORAGE_ERROR_READONLY, "read");
   GTS_OK(gtstorage_release(ro));
 }
@@ -552,41 +532,43 @@ static gtstorage_slice_spec all(void) {
   return s;
 }
 
+/* Slicing the witness with @p nspec entries of @p spec must fail naming @p words. */
+static void bad_slice(const gtstorage_slice_spec* spec, uint32_t nspec, const char* words) {
+  gtstorage_handle v = 0;
+  BADH(gtstorage_slice(witness, spec, nspec, &v), v, INVALID, words);
+}
+
 CASE(slice_nspec_mismatch) {
   gtstorage_slice_spec s[3] = {all(), all(), all()};
-  gtstorage_handle v = 0;
   (void)state;
-  BADH(gtstorage_slice(witness, s, 2, &v), v, INVALID, "nspec");
-  BADH(gtstorage_slice(witness, s, 0, &v), v, INVALID, "nspec");
+  bad_slice(s, 2, "nspec");
+  bad_slice(s, 0, "nspec");
 }
 CASE(slice_step_zero) {
   gtstorage_slice_spec s[3] = {all(), all(), all()};
-  gtstorage_handle v = 0;
   (void)state;
   s[1].step = 0;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "step");
+  bad_slice(s, 3, "step");
 }
 CASE(slice_index_out_of_range) {
   gtstorage_slice_spec s[3] = {all(), all(), all()};
-  gtstorage_handle v = 0;
   (void)state;
   s[0].kind = GTSTORAGE_SLICE_INDEX;
   s[0].start = 4;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "index|start|spec");
+  bad_slice(s, 3, "index|start|spec");
   s[0].start = -5;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "index|start|spec");
+  bad_slice(s, 3, "index|start|spec");
   s[0].start = GTSTORAGE_SLICE_NONE;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "index|start|spec");
+  bad_slice(s, 3, "index|start|spec");
 }
 CASE(slice_bad_kind_reserved) {
   gtstorage_slice_spec s[3] = {all(), all(), all()};
-  gtstorage_handle v = 0;
   (void)state;
   s[2].kind = 5;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "kind");
+  bad_slice(s, 3, "kind");
   s[2] = all();
   s[2].reserved = 1;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "reserved");
+  bad_slice(s, 3, "reserved");
 }
 CASE(slice_null_args) {
   gtstorage_slice_spec s[3] = {all(), all(), all()};
@@ -611,13 +593,10 @@ CASE(transpose_bad_perm) {
 CASE(wrap_bad_arguments) {
   double buf[12];
   int64_t shape[2] = {3, 4}, overlap[2] = {8, 8}, odd[2] = {32, 12};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   gtstorage_handle h = 0;
   (void)state;
   BADH(gtstorage_wrap(NULL, &h), h, INVALID, "options");
-  w.ndim = 2;
-  w.data = buf;
-  w.shape = shape;
+  gtstorage_wrap_options w = gts_wrap_options(2, shape, buf);
   BAD(gtstorage_wrap(&w, NULL), INVALID, "out");
   w.strides = overlap;
   BADH(gtstorage_wrap(&w, &h), h, INVALID, "strides");

@@ -15,11 +15,8 @@ static gtstorage_handle make_base(int readonly) {
     /* Re-create read-only with the same contents. */
     gtstorage_interface_info info = gts_host_info(h);
     gtstorage_create_options o;
-    gtstorage_array src = GTSTORAGE_ARRAY_INIT;
     gtstorage_handle r = 0;
-    src.ndim = 3;
-    src.data = info.data;
-    src.shape = info.shape;
+    gtstorage_array src = gts_array(3, info.shape, info.data);
     src.strides = info.strides;
     src.dtype = "<f8";
     o = gts_options(3, kShape, NULL);
@@ -57,11 +54,8 @@ static void check_view(gtstorage_handle v, const mapping* m) {
   int n = (int)info.ndim;
   int64_t count = gts_product(info.shape, n), idx[GTSTORAGE_MAX_NDIM] = {0};
   double* buf = (double*)calloc((size_t)(count ? count : 1), sizeof(double));
-  gtstorage_array dst = GTSTORAGE_ARRAY_INIT;
   gts_check_doubles(v, expect_mapped, m);
-  dst.ndim = (uint32_t)n;
-  dst.data = buf;
-  dst.shape = info.shape;
+  gtstorage_array dst = gts_array((uint32_t)n, info.shape, buf);
   dst.dtype = "<f8";
   GTS_OK(gtstorage_copy_to_array(&dst, v));
   for (int64_t i = 0; i < count; ++i) {
@@ -449,12 +443,9 @@ static void test_views_share_memory(void** state) {
   {
     int64_t tshape[3] = {8, 7, 6};
     double* buf = (double*)malloc(8 * 7 * 6 * sizeof(double));
-    gtstorage_array a = GTSTORAGE_ARRAY_INIT;
     int64_t k = 0;
     for (int64_t i = 0; i < 8 * 7 * 6; ++i) buf[i] = (double)i;
-    a.ndim = 3;
-    a.data = buf;
-    a.shape = tshape;
+    gtstorage_array a = gts_array(3, tshape, buf);
     GTS_OK(gtstorage_copy_from_array(t, &a));
     free(buf);
     /* base (i,j,k) == transposed (k,j,i) == buf[k*42 + j*6 + i] */
