@@ -109,12 +109,16 @@ typedef struct gts_live {
   int64_t host_bytes;
 } gts_live;
 
-static inline gts_live gts_live_now(void) {
-  gtstorage_stats s;
-  gts_live l;
-  memset(&s, 0, sizeof s);
-  s.struct_size = sizeof s;
+/* The library's statistics; the call must succeed. */
+static inline gtstorage_stats gts_stats(void) {
+  gtstorage_stats s = GTSTORAGE_STATS_INIT;
   GTS_OK(gtstorage_get_stats(&s));
+  return s;
+}
+
+static inline gts_live gts_live_now(void) {
+  const gtstorage_stats s = gts_stats();
+  gts_live l;
   l.handles = s.live_handles;
   l.buffers = s.live_buffers;
   l.host_bytes = s.host_bytes;

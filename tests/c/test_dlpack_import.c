@@ -363,18 +363,18 @@ static void refused_tensors_stay_with_the_caller(void** state) {
 
   /* strides: a broadcast (zero stride), overlapping elements, a stride that overflows */
   {
-    const int64_t broadcast[2] = {0, 1};
-    const int64_t overlap[2] = {2, 1};
-    const int64_t huge[2] = {INT64_MAX / 4, 1};
-    p = make_producer(&log, buf, 2, shape, broadcast, kDLFloat, 64);
-    EXPECT_REFUSED(p, GTSTORAGE_DLPACK_VERSIONED, NULL, GTSTORAGE_ERROR_UNSUPPORTED,
-                   "dl_tensor.strides: stride 0 of dimension 0");
-    p = make_producer(&log, buf, 2, shape, overlap, kDLFloat, 64);
-    EXPECT_REFUSED(p, GTSTORAGE_DLPACK_VERSIONED, NULL, GTSTORAGE_ERROR_INVALID_ARGUMENT,
-                   "dl_tensor.strides");
-    p = make_producer(&log, buf, 2, shape, huge, kDLFloat, 64);
-    EXPECT_REFUSED(p, GTSTORAGE_DLPACK_VERSIONED, NULL, GTSTORAGE_ERROR_OVERFLOW,
-                   "dl_tensor.strides");
+    const struct {
+      int64_t strides[2];
+      int status;
+      const char* words;
+    } cases[] = {
+        {{0, 1}, GTSTORAGE_ERROR_UNSUPPORTED, "dl_tensor.strides: stride 0 of dimension 0"},
+        {{2, 1}, GTSTORAGE_ERROR_INVALID_ARGUMENT, "dl_tensor.strides"},
+        {{INT64_MAX / 4, 1}, GTSTORAGE_ERROR_OVERFLOW, "dl_tensor.strides"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+      p = make_producer(&log, buf, 2, shape, cases[k].strides, kDLFloat, 64);
+      EXPECT_REFUSED(p, GTSTORAGE_DLPACK_VERSIONED, NULL, cases[k].status, cases[k].words);
+    }
   }
   /* data and byte_offset */
   p = make_producer(&log, NULL, 2, shape, NULL, kDLFloat, 64);

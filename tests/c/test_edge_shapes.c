@@ -188,6 +188,14 @@ static void scalar_copy_fill(void** state) {
   GTS_OK(gtstorage_release(b));
 }
 
+/* @p h is a 0-d storage of one double at @p data. */
+static void check_scalar_at(gtstorage_handle h, const void* data) {
+  const gtstorage_interface_info info = gts_info(h, GTSTORAGE_SIDE_HOST);
+  GTS_EQ64(info.ndim, 0);
+  assert_ptr_equal(info.data, data);
+  GTS_EQ64(info.nbytes, 8);
+}
+
 static void scalar_views_and_wrap(void** state) {
   (void)state;
   gtstorage_create_options o = host_options(0, NULL);
@@ -202,12 +210,7 @@ static void scalar_views_and_wrap(void** state) {
   GTS_OK(gtstorage_domain_view(h, &d));
   {
     const gtstorage_handle views[3] = {s, t, d};
-    for (int i = 0; i < 3; ++i) {
-      gtstorage_interface_info info = gts_info(views[i], GTSTORAGE_SIDE_HOST);
-      GTS_EQ64(info.ndim, 0);
-      assert_ptr_equal(info.data, base.data);
-      GTS_EQ64(info.nbytes, 8);
-    }
+    for (int i = 0; i < 3; ++i) check_scalar_at(views[i], base.data);
   }
   GTS_OK(gtstorage_fill_double(s, 6.0)); /* a write through a view is seen by the others */
   assert_true(scalar_of(t) == 6.0);
@@ -234,17 +237,10 @@ static void scalar_views_and_wrap(void** state) {
   /* wrapping one caller element */
   {
     double x = 1.5;
-    gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+    gtstorage_wrap_options w = gts_wrap_options(0, NULL, &x);
     gtstorage_handle wh;
-    w.ndim = 0;
-    w.data = &x;
     GTS_OK(gtstorage_wrap(&w, &wh));
-    {
-      gtstorage_interface_info info = gts_info(wh, GTSTORAGE_SIDE_HOST);
-      GTS_EQ64(info.ndim, 0);
-      assert_ptr_equal(info.data, &x);
-      GTS_EQ64(info.nbytes, 8);
-    }
+    check_scalar_at(wh, &x);
     GTS_OK(gtstorage_copy(wh, h));
     assert_true(x == 6.0);
     GTS_OK(gtstorage_release(wh));

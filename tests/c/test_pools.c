@@ -59,8 +59,7 @@ static void released_block_is_reused(void** state) {
   assert_int_equal(after.held_blocks, 0);
   assert_int_equal(after.held_bytes, 0);
   /* Library-wide counters add the pools up. */
-  gtstorage_stats s = GTSTORAGE_STATS_INIT;
-  GTS_OK(gtstorage_get_stats(&s));
+  const gtstorage_stats s = gts_stats();
   assert_true(s.pool_hits >= after.hits);
   assert_true(s.pool_high_water_bytes >= 64 * 64 * 32 * 8);
   GTS_OK(gtstorage_release(b));
@@ -95,15 +94,13 @@ static void expect_all(gtstorage_handle h, int64_t n, double value) {
 static void small_storages_created_again(void** state) {
   (void)state;
   const int64_t shape[3] = {4, 4, 4};
-  gtstorage_stats before = GTSTORAGE_STATS_INIT;
-  GTS_OK(gtstorage_get_stats(&before));
+  const gtstorage_stats before = gts_stats();
   gtstorage_handle a = make(shape, 3, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
   const gtstorage_interface_info first = gts_host_info(a);
   double* p = (double*)host_data(a);
   for (int i = 0; i < 64; ++i) p[i] = 7.0;
   GTS_OK(gtstorage_release(a));
-  gtstorage_stats after = GTSTORAGE_STATS_INIT;
-  GTS_OK(gtstorage_get_stats(&after));
+  gtstorage_stats after = gts_stats();
   assert_int_equal(after.live_buffers, before.live_buffers);
   assert_int_equal(after.host_bytes, before.host_bytes);
 
@@ -142,7 +139,7 @@ static void small_storages_created_again(void** state) {
   assert_int_equal(again.readonly, 0);
   expect_all(e, 64, 0.0);
   GTS_OK(gtstorage_release(e));
-  GTS_OK(gtstorage_get_stats(&after));
+  after = gts_stats();
   assert_int_equal(after.live_buffers, before.live_buffers);
   assert_int_equal(after.host_bytes, before.host_bytes);
 }
@@ -183,8 +180,7 @@ static void limit_and_trim(void** state) {
   s = pool(GTSTORAGE_MEMORY_HOST);
   assert_int_equal(s.held_bytes, 0);
   assert_int_equal(s.held_blocks, 0);
-  gtstorage_stats g = GTSTORAGE_STATS_INIT;
-  GTS_OK(gtstorage_get_stats(&g));
+  const gtstorage_stats g = gts_stats();
   assert_int_equal(g.pool_held_bytes, 0);
   assert_int_equal(g.host_bytes, 0);
   /* Limit 0: pooling off, a release frees at once. */
@@ -366,8 +362,7 @@ static void device_blocks_are_reused(void** state) {
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
   assert_int_equal(pool(GTSTORAGE_MEMORY_DEVICE).held_bytes, 0);
   assert_int_equal(pool(GTSTORAGE_MEMORY_PINNED_HOST).held_bytes, 0);
-  gtstorage_stats g = GTSTORAGE_STATS_INIT;
-  GTS_OK(gtstorage_get_stats(&g));
+  const gtstorage_stats g = gts_stats();
   assert_int_equal(g.device_bytes, 0);
   assert_int_equal(g.pool_held_bytes, 0);
   /* Limit 0: the device memory is not pooled (a fresh block each time, nothing kept). */

@@ -392,6 +392,22 @@ static void wrapped_pair_different_layouts(void** state) {
   GTS_OK(gtstorage_release(owner));
 }
 
+/* The device of a storage created with @p o (created and released here). */
+static int32_t device_of_new_storage(const gtstorage_create_options* o) {
+  gtstorage_handle h = gts_create(o);
+  const int32_t id = gts_info(h, GTSTORAGE_SIDE_DEVICE).device_id;
+  GTS_OK(gtstorage_release(h));
+  return id;
+}
+
+/* Makes @p id the calling thread's device and checks that get_device says so. */
+static void set_device_checked(int32_t id) {
+  int32_t current = -7;
+  GTS_OK(gtstorage_set_device(id));
+  GTS_OK(gtstorage_get_device(&current));
+  assert_int_equal(current, id);
+}
+
 static void errors(void** state) {
   (void)state;
   gtstorage_handle h = make_mirror("gt:gpu", GTSTORAGE_MANAGED_MIRROR);
@@ -428,21 +444,13 @@ static void errors(void** state) {
   assert_int_equal(gtstorage_create(&o, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT);
   if (devices < 2) return; /* the emulated backend has 2 devices, a GPU node may have 1 */
   o.device_id = 1;
-  GTS_OK(gtstorage_create(&o, &h));
-  assert_int_equal(gts_info(h, GTSTORAGE_SIDE_DEVICE).device_id, 1);
-  GTS_OK(gtstorage_release(h));
+  assert_int_equal(device_of_new_storage(&o), 1);
   /* The current device is what device_id -1 means: after set_device(1), get_device says 1 and a
    * storage made without a device goes there. */
-  GTS_OK(gtstorage_set_device(1));
-  GTS_OK(gtstorage_get_device(&current));
-  assert_int_equal(current, 1);
+  set_device_checked(1);
   o.device_id = -1;
-  GTS_OK(gtstorage_create(&o, &h));
-  assert_int_equal(gts_info(h, GTSTORAGE_SIDE_DEVICE).device_id, 1);
-  GTS_OK(gtstorage_release(h));
-  GTS_OK(gtstorage_set_device(0));
-  GTS_OK(gtstorage_get_device(&current));
-  assert_int_equal(current, 0);
+  assert_int_equal(device_of_new_storage(&o), 1);
+  set_device_checked(0);
 }
 
 /* Without a driver the real backends report no device, never crash. */
