@@ -284,6 +284,21 @@ static inline gtstorage_create_options gts_options(uint32_t ndim, const int64_t*
   return o;
 }
 
+/* Releases the @p n handles of @p handles in order; each release must succeed. */
+static inline void gts_release_each(const gtstorage_handle* handles, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const int st = gtstorage_release(handles[i]);
+    if (st != GTSTORAGE_OK)
+      fail_msg("gtstorage_release of handle %zu of %zu returned %s: \"%s\"", i + 1, n,
+               gtstorage_status_name(st), gtstorage_last_error());
+  }
+}
+
+/* GTS_RELEASE(a, b, c): releases a, then b, then c; each release must succeed. */
+#define GTS_RELEASE(...)                                    \
+  gts_release_each((const gtstorage_handle[]){__VA_ARGS__}, \
+                   sizeof((const gtstorage_handle[]){__VA_ARGS__}) / sizeof(gtstorage_handle))
+
 /* A host preset of the by-dims rule named @p name: alignment @p alignment in @p unit (a
  * ::gtstorage_alignment_unit), I, J and K at ranks @p rank_i, @p rank_j, @p rank_k (0 = slowest);
  * for the caller to change or register. */

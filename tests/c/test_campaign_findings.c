@@ -221,9 +221,7 @@ static void host_side_of_a_unified_pair_is_filled_on_the_host(void** state) {
   GTS_OK(gtstorage_modify(pair, GTSTORAGE_SIDE_HOST, 0));
   GTS_OK(gtstorage_sync_to(pair, GTSTORAGE_SIDE_DEVICE, 0));
   assert_true(first_value(unified) == 4.0);
-  GTS_OK(gtstorage_release(again));
-  GTS_OK(gtstorage_release(pair));
-  GTS_OK(gtstorage_release(unified));
+  GTS_RELEASE(again, pair, unified);
 }
 
 /* F13: after every storage was released, the device pool held more than the limit set with

@@ -182,10 +182,7 @@ static void test_copy_views(void** state) {
     memcpy(&v, gts_elem(bi.data, bi.strides, idx, 3), sizeof v);
     if (v != gts_value(src, 3)) fail_msg("b element %g, expected %g", v, gts_value(src, 3));
   } while (gts_next_index(idx, tshape, 3));
-  GTS_OK(gtstorage_release(at));
-  GTS_OK(gtstorage_release(br));
-  GTS_OK(gtstorage_release(a));
-  GTS_OK(gtstorage_release(b));
+  GTS_RELEASE(at, br, a, b);
 }
 
 static gtstorage_handle make_1d(const char* dtype, int64_t n, const void* values,
@@ -298,9 +295,7 @@ static void test_dtype_conversion(void** state) {
     GTS_EQ64(s, -1);
     memcpy(&w, element(u4, 1), 4);
     GTS_EQ64(w, 4294967295u);
-    GTS_OK(gtstorage_release(src));
-    GTS_OK(gtstorage_release(i2));
-    GTS_OK(gtstorage_release(u4));
+    GTS_RELEASE(src, i2, u4);
   }
   /* half precision both ways */
   {
@@ -320,9 +315,7 @@ static void test_dtype_conversion(void** state) {
       memcpy(&v, element(back, i), 8);
       assert_true(v == h[i]);
     }
-    GTS_OK(gtstorage_release(src));
-    GTS_OK(gtstorage_release(f2));
-    GTS_OK(gtstorage_release(back));
+    GTS_RELEASE(src, f2, back);
   }
   GTS_OK(gtstorage_release(f8));
 }
@@ -827,9 +820,7 @@ static void test_copy_subboxes(void** state) {
               fail_msg("%s box %d layouts %d -> %d: element (%lld, %lld, %lld) wrong", k_types[t],
                        (int)b, s, d, (long long)idx[0], (long long)idx[1], (long long)idx[2]);
           } while (gts_next_index(idx, shape, 3));
-          GTS_OK(gtstorage_release(vs));
-          GTS_OK(gtstorage_release(vd));
-          GTS_OK(gtstorage_release(dst));
+          GTS_RELEASE(vs, vd, dst);
         }
       }
       GTS_OK(gtstorage_release(src));

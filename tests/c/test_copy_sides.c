@@ -160,9 +160,7 @@ static void streaming_flag_copies_the_same_values(void** state) {
       nonzero += v != 0.0;
     } while (gts_next_index(idx, inner, 3));
     GTS_EQ64(nonzero, 0);
-    GTS_OK(gtstorage_release(interior));
-    GTS_OK(gtstorage_release(field[0]));
-    GTS_OK(gtstorage_release(field[1]));
+    GTS_RELEASE(interior, field[0], field[1]);
   }
 }
 
@@ -228,10 +226,7 @@ static void async_device_copies(void** state) {
   GTS_OK(gtstorage_copy_sides(f, GTSTORAGE_SIDE_DEVICE, b, GTSTORAGE_SIDE_DEVICE, 0,
                               GTSTORAGE_COPY_FLAG_ASYNC));
   GTS_EQ64(mismatches(f, GTSTORAGE_SIDE_DEVICE, 4.0), 0);
-  GTS_OK(gtstorage_release(a));
-  GTS_OK(gtstorage_release(b));
-  GTS_OK(gtstorage_release(f));
-  GTS_OK(gtstorage_release(h));
+  GTS_RELEASE(a, b, f, h);
 }
 
 /* Views: a sub-box of one storage into a sub-box of another (what halo packing does). */
@@ -254,9 +249,7 @@ static void views_of_device_storages(void** state) {
     bad += packed[(idx[0] * 5 + idx[1]) * 4 + idx[2]] != gts_value(g, 3) + 5.0;
   } while (gts_next_index(idx, pshape, 3));
   GTS_EQ64(bad, 0);
-  GTS_OK(gtstorage_release(face));
-  GTS_OK(gtstorage_release(buf));
-  GTS_OK(gtstorage_release(a));
+  GTS_RELEASE(face, buf, a);
 }
 
 /* Unified memory: the work queued on its stream lands before the host side is read. */
@@ -270,9 +263,7 @@ static void unified_waits_for_its_stream(void** state) {
                               GTSTORAGE_COPY_FLAG_ASYNC));
   GTS_OK(gtstorage_copy_sides(h, GTSTORAGE_SIDE_HOST, u, GTSTORAGE_SIDE_HOST, 0, 0));
   GTS_EQ64(mismatches(h, GTSTORAGE_SIDE_HOST, 6.0), 0);
-  GTS_OK(gtstorage_release(u));
-  GTS_OK(gtstorage_release(h));
-  GTS_OK(gtstorage_release(d));
+  GTS_RELEASE(u, h, d);
 }
 
 static void bad_input(void** state) {
@@ -305,10 +296,7 @@ static void bad_input(void** state) {
   gtstorage_handle ro = 0;
   GTS_OK(gtstorage_wrap(&w, &ro));
   GTS_EXPECT(gtstorage_copy_sides(ro, 0, h, 0, 0, 0), GTSTORAGE_ERROR_READONLY, "read-only");
-  GTS_OK(gtstorage_release(ro));
-  GTS_OK(gtstorage_release(v));
-  GTS_OK(gtstorage_release(h));
-  GTS_OK(gtstorage_release(d));
+  GTS_RELEASE(ro, v, h, d);
 }
 
 static void set_error_is_the_last_error(void** state) {

@@ -221,9 +221,7 @@ static void read_only_flag_makes_a_read_only_storage(void** state) {
   o.readonly = 1;
   GTS_OK(gtstorage_wrap_dlpack(&q->legacy, GTSTORAGE_DLPACK_LEGACY, &o, &g));
   GTS_EXPECT(gtstorage_fill_double(g, 9.0), GTSTORAGE_ERROR_READONLY, "read-only");
-  GTS_OK(gtstorage_release(h));
-  GTS_OK(gtstorage_release(v));
-  GTS_OK(gtstorage_release(g));
+  GTS_RELEASE(h, v, g);
   GTS_EQ64(log.calls, 2);
 }
 

@@ -216,9 +216,7 @@ static void scalar_views_and_wrap(void** state) {
   assert_true(scalar_of(t) == 6.0);
   assert_true(scalar_of(d) == 6.0);
   GTS_EXPECT(gtstorage_slice(h, NULL, 1, &s), GTSTORAGE_ERROR_INVALID_ARGUMENT, "spec");
-  GTS_OK(gtstorage_release(s));
-  GTS_OK(gtstorage_release(t));
-  GTS_OK(gtstorage_release(d));
+  GTS_RELEASE(s, t, d);
 
   /* indexing every dimension of a 2-d storage gives a 0-d view of that element */
   {
@@ -469,9 +467,7 @@ static void empty_slices_touch_nothing(void** state) {
       }
       GTS_OK(gtstorage_copy(v, e));
       GTS_OK(gtstorage_copy(e, v));
-      GTS_OK(gtstorage_release(e));
-      GTS_OK(gtstorage_release(vv));
-      GTS_OK(gtstorage_release(v));
+      GTS_RELEASE(e, vv, v);
     }
   }
   for (int i = 0; i < 20; ++i) assert_true(mem[i] == kCanary);

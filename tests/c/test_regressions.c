@@ -78,9 +78,7 @@ static void overlapping_copies_read_the_source_first(void** state) {
   GTS_OK(gtstorage_copy(h, t));
   for (int i = 0; i < N; ++i)
     for (int j = 0; j < N; ++j) assert_true(mem[i * N + j] == (double)(i * N + j));
-  GTS_OK(gtstorage_release(t));
-  GTS_OK(gtstorage_release(h2));
-  GTS_OK(gtstorage_release(h));
+  GTS_RELEASE(t, h2, h);
 }
 
 /* The host descriptor of the view of @p h by @p nspec entries of @p spec (released again: only

@@ -373,9 +373,7 @@ static void test_domain_view(void** state) {
   di2 = gts_host_info(dv2);
   assert_ptr_equal(di2.data, di.data);
   for (int d = 0; d < 3; ++d) GTS_EQ64(di2.shape[d], di.shape[d]);
-  GTS_OK(gtstorage_release(dv2));
-  GTS_OK(gtstorage_release(dv));
-  GTS_OK(gtstorage_release(base));
+  GTS_RELEASE(dv2, dv, base);
 }
 
 /* Views of views compose: domain_view -> transpose -> slice. */
@@ -410,10 +408,7 @@ static void test_view_of_view(void** state) {
     assert_string_equal(si.dims[1], "I");
   }
   check_view(s, &m);
-  GTS_OK(gtstorage_release(s));
-  GTS_OK(gtstorage_release(t));
-  GTS_OK(gtstorage_release(dv));
-  GTS_OK(gtstorage_release(base));
+  GTS_RELEASE(s, t, dv, base);
 }
 
 /* Writes through one view are seen through the base and other views. */
@@ -457,9 +452,7 @@ static void test_views_share_memory(void** state) {
       if (got != (double)k) fail_msg("base element %g, expected %g", got, (double)k);
     } while (gts_next_index(idx, kShape, 3));
   }
-  GTS_OK(gtstorage_release(t));
-  GTS_OK(gtstorage_release(v));
-  GTS_OK(gtstorage_release(base));
+  GTS_RELEASE(t, v, base);
 }
 
 /* A view keeps the buffer alive after the base handle is released. */
@@ -550,9 +543,7 @@ static void test_readonly_views(void** state) {
     mapping m = {3, {0, 1, 2}, {0, 0, 0}, {1, 1, 1}};
     gts_check_doubles(base, expect_mapped, &m);
   }
-  GTS_OK(gtstorage_release(t));
-  GTS_OK(gtstorage_release(v));
-  GTS_OK(gtstorage_release(base));
+  GTS_RELEASE(t, v, base);
 }
 
 /* nbytes and contiguity of views. */

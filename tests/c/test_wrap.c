@@ -306,9 +306,7 @@ static void test_wrap_readonly(void** state) {
     int64_t idx[2] = {i / 4, i % 4};
     assert_true(buf[i] == gts_value(idx, 2));
   }
-  GTS_OK(gtstorage_release(v));
-  GTS_OK(gtstorage_release(other));
-  GTS_OK(gtstorage_release(h));
+  GTS_RELEASE(v, other, h);
 }
 
 /* Wrapping the memory of a storage created by the library (e.g. from a binding). */
