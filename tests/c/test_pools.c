@@ -160,6 +160,14 @@ static void waste_bound(void** state) {
   GTS_OK(gtstorage_release(c));
 }
 
+/* Trims every pool to nothing; the library then holds no pooled bytes. Returns its statistics. */
+static gtstorage_stats trim_all_pools(void) {
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  const gtstorage_stats g = gts_stats();
+  assert_int_equal(g.pool_held_bytes, 0);
+  return g;
+}
+
 static void limit_and_trim(void** state) {
   (void)state;
   const int64_t shape[1] = {1 << 17};
@@ -176,13 +184,10 @@ static void limit_and_trim(void** state) {
   /* Trim to one block, then to nothing. */
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_HOST, INT64_C(1) << 20));
   assert_int_equal(pool(GTSTORAGE_MEMORY_HOST).held_blocks, 1);
-  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  assert_int_equal(trim_all_pools().host_bytes, 0);
   s = pool(GTSTORAGE_MEMORY_HOST);
   assert_int_equal(s.held_bytes, 0);
   assert_int_equal(s.held_blocks, 0);
-  const gtstorage_stats g = gts_stats();
-  assert_int_equal(g.pool_held_bytes, 0);
-  assert_int_equal(g.host_bytes, 0);
   /* Limit 0: pooling off, a release frees at once. */
   GTS_OK(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_HOST, 0));
   gtstorage_handle a = make(shape, 1, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
@@ -359,12 +364,9 @@ static void device_blocks_are_reused(void** state) {
   GTS_OK(gtstorage_release(m));
   /* Trim: nothing kept anywhere, no device or host bytes left. */
   wait_device();
-  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  assert_int_equal(trim_all_pools().device_bytes, 0);
   assert_int_equal(pool(GTSTORAGE_MEMORY_DEVICE).held_bytes, 0);
   assert_int_equal(pool(GTSTORAGE_MEMORY_PINNED_HOST).held_bytes, 0);
-  const gtstorage_stats g = gts_stats();
-  assert_int_equal(g.device_bytes, 0);
-  assert_int_equal(g.pool_held_bytes, 0);
   /* Limit 0: the device memory is not pooled (a fresh block each time, nothing kept). */
   GTS_OK(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_DEVICE, 0));
   gtstorage_handle c = make(shape, 3, "gt:gpu", GTSTORAGE_INIT_ZEROS);
