@@ -91,6 +91,17 @@ static inline int gts_contains_any(const char* msg, const char* words) {
       fail_msg("%s == %" PRId64 ", expected %s == %" PRId64, #a, gts_a_, #b, gts_b_); \
   } while (0)
 
+/* Asserts that the first elements of the array @p got (of any integer type) are the listed
+ * values, and says which differs. */
+#define GTS_EQ_ARRAY(got, ...)                                                         \
+  do {                                                                                 \
+    const int64_t gts_want_[] = {__VA_ARGS__};                                         \
+    for (size_t gts_k_ = 0; gts_k_ < sizeof gts_want_ / sizeof gts_want_[0]; ++gts_k_) \
+      if ((int64_t)(got)[gts_k_] != gts_want_[gts_k_])                                 \
+        fail_msg("%s[%zu] == %" PRId64 ", expected %" PRId64, #got, gts_k_,            \
+                 (int64_t)(got)[gts_k_], gts_want_[gts_k_]);                           \
+  } while (0)
+
 /* ------------------------------------------------------------------------------------------ */
 /* Live statistics (leak checks). */
 
@@ -100,70 +111,66 @@ typedef struct gts_live {
   int64_t host_bytes;
 } gts_live;
 
-static inline gts_live gts_live_now(void) {
-  gtstorage_stats s;
-  gts_live l;
-  memset(&s, 0, sizeof s);
-  s.struct_size = sizeof s;
+/* The library's statistics; the call must succeed. */
+static inline gtstorage_stats gts_stats(void) {
+  gtstorage_stats s = GTSTORAGE_STATS_INIT;
   GTS_OK(gtstorage_get_stats(&s));
+  return s;
+}
+
+static inline gts_live gts_live_now(void) {
+  const gtstorage_stats s = gts_stats();
+  gts_live l;
   l.handles = s.live_handles;
   l.buffers = s.live_buffers;
   l.host_bytes = s.host_bytes;
   return l;
 }
 
-#define GTS_ASSERT_LIVE(now, base)                                                                \
-  do {                                                                                            \
-    gts_live gts_n_ = (now), gts_b_ = (base);                                                     \
-    if (gts_n_.handles != gts_b_.handles || gts_n_.buffers != gts_b_.buffers ||                   \
-        gts_n_.host_bytes != gts_b_.host_bytes)                                                   \
-      fail_msg("live stats changed: handles %" PRId64 " -> %" PRId64 ", buffers %" PRId64         \
-               " -> %" PRId64 ", host_bytes %" PRId64 " -> %" PRId64,                             \
-               gts_b_.handles, gts_n_.handles, gts_b_.buffers, gts_n_.buffers, gts_b_.host_bytes, \
-               gts_n_.host_bytes);                                                                \
+/* "handles a -> b, buffers c -> d, host_bytes e -> f" from @p base to @p now into @p out; 0 when
+ * nothing changed. */
+static inline int gts_live_change(gts_live base, gts_live now, char* out, size_t size) {
+  snprintf(out, size,
+           "handles %" PRId64 " -> %" PRId64 ", buffers %" PRId64 " -> %" PRId64
+           ", host_bytes %" PRId64 " -> %" PRId64,
+           base.handles, now.handles, base.buffers, now.buffers, base.host_bytes, now.host_bytes);
+  return now.handles != base.handles || now.buffers != base.buffers ||
+         now.host_bytes != base.host_bytes;
+}
+
+#define GTS_ASSERT_LIVE(now, base)                                       \
+  do {                                                                   \
+    char gts_change_[192];                                               \
+    if (gts_live_change((base), (now), gts_change_, sizeof gts_change_)) \
+      fail_msg("live stats changed: %s", gts_change_);                   \
   } while (0)
 
-/* Group setup/teardown: every test file checks that it ends with what it started with. */
-static gts_live gts_group_baseline;
-static inline int gts_group_setup(void** state) {
-  (void)state;
-  gts_group_baseline = gts_live_now();
-  return 0;
-}
-static inline int gts_group_teardown(void** state) {
-  gts_live now = gts_live_now();
-  (void)state;
-  if (now.handles != gts_group_baseline.handles || now.buffers != gts_group_baseline.buffers ||
-      now.host_bytes != gts_group_baseline.host_bytes) {
-    print_error("leak at end of group: handles %" PRId64 " buffers %" PRId64 " host_bytes %" PRId64
-                " (baseline %" PRId64 " %" PRId64 " %" PRId64 ")\n",
-                now.handles, now.buffers, now.host_bytes, gts_group_baseline.handles,
-                gts_group_baseline.buffers, gts_group_baseline.host_bytes);
-    return -1;
-  }
-  return 0;
+/* A teardown's check that the live statistics are back at @p base; @p what says whose. */
+static inline int gts_teardown_check(gts_live base, const char* what) {
+  char change[192];
+  if (!gts_live_change(base, gts_live_now(), change, sizeof change)) return 0;
+  print_error("%s: %s\n", what, change);
+  return -1;
 }
 
-/* Per-test leak check: each test must give back everything it created. */
-static gts_live gts_test_baseline;
-static inline int gts_test_setup(void** state) {
-  (void)state;
-  gts_test_baseline = gts_live_now();
-  return 0;
-}
-static inline int gts_test_teardown(void** state) {
-  (void)state;
-  gts_live now = gts_live_now();
-  if (now.handles != gts_test_baseline.handles || now.buffers != gts_test_baseline.buffers ||
-      now.host_bytes != gts_test_baseline.host_bytes) {
-    print_error("test leaked: handles %" PRId64 " -> %" PRId64 ", buffers %" PRId64 " -> %" PRId64
-                ", host_bytes %" PRId64 " -> %" PRId64 "\n",
-                gts_test_baseline.handles, now.handles, gts_test_baseline.buffers, now.buffers,
-                gts_test_baseline.host_bytes, now.host_bytes);
-    return -1;
+/* A leak check of one scope: gts_<scope>_setup records the live statistics, and
+ * gts_<scope>_teardown fails, saying @p what, unless they are back there. */
+#define GTS_LEAK_CHECK(scope, what)                          \
+  static gts_live gts_##scope##_baseline;                    \
+  static inline int gts_##scope##_setup(void** state) {      \
+    (void)state;                                             \
+    gts_##scope##_baseline = gts_live_now();                 \
+    return 0;                                                \
+  }                                                          \
+  static inline int gts_##scope##_teardown(void** state) {   \
+    (void)state;                                             \
+    return gts_teardown_check(gts_##scope##_baseline, what); \
   }
-  return 0;
-}
+
+/* Group setup/teardown: every test file checks that it ends with what it started with. */
+GTS_LEAK_CHECK(group, "leak at end of group")
+/* Per-test leak check: each test must give back everything it created. */
+GTS_LEAK_CHECK(test, "test leaked")
 
 #define GTS_TEST(f) cmocka_unit_test_setup_teardown(f, gts_test_setup, gts_test_teardown)
 
@@ -247,14 +254,41 @@ static inline void* gts_data(gtstorage_handle h, int32_t side) {
   return p;
 }
 
-/* A storage over the caller's host memory @p data: @p ndim extents @p shape with the wrap
- * defaults (<f8, C order, writable); the call must succeed. */
-static inline gtstorage_handle gts_wrap_host(uint32_t ndim, const int64_t* shape, void* data) {
+/* The transfer counters of @p h; the call must succeed. */
+static inline gtstorage_transfer_stats gts_transfer_stats(gtstorage_handle h) {
+  gtstorage_transfer_stats t;
+  memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  GTS_OK(gtstorage_get_transfer_stats(h, &t));
+  return t;
+}
+
+/* A caller's array of @p ndim extents @p shape at @p data, every other field at its default
+ * (C order, the storage's dtype), for the caller to set. */
+static inline gtstorage_array gts_array(uint32_t ndim, const int64_t* shape, void* data) {
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  a.ndim = ndim;
+  a.shape = shape;
+  a.data = data;
+  return a;
+}
+
+/* The wrap options of @p ndim extents @p shape over host memory @p data, every other field at
+ * its default (<f8, C order, writable), for the caller to set. */
+static inline gtstorage_wrap_options gts_wrap_options(uint32_t ndim, const int64_t* shape,
+                                                      void* data) {
   gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
   w.ndim = ndim;
   w.shape = shape;
   w.data = data;
+  return w;
+}
+
+/* A storage over the caller's host memory @p data: @p ndim extents @p shape with the wrap
+ * defaults; the call must succeed. */
+static inline gtstorage_handle gts_wrap_host(uint32_t ndim, const int64_t* shape, void* data) {
+  const gtstorage_wrap_options w = gts_wrap_options(ndim, shape, data);
+  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
   GTS_OK(gtstorage_wrap(&w, &h));
   return h;
 }
@@ -268,6 +302,38 @@ static inline gtstorage_create_options gts_options(uint32_t ndim, const int64_t*
   o.shape = shape;
   o.preset = preset;
   return o;
+}
+
+/* Releases the @p n handles of @p handles in order; each release must succeed. */
+static inline void gts_release_each(const gtstorage_handle* handles, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const int st = gtstorage_release(handles[i]);
+    if (st != GTSTORAGE_OK)
+      fail_msg("gtstorage_release of handle %zu of %zu returned %s: \"%s\"", i + 1, n,
+               gtstorage_status_name(st), gtstorage_last_error());
+  }
+}
+
+/* GTS_RELEASE(a, b, c): releases a, then b, then c; each release must succeed. */
+#define GTS_RELEASE(...)                                    \
+  gts_release_each((const gtstorage_handle[]){__VA_ARGS__}, \
+                   sizeof((const gtstorage_handle[]){__VA_ARGS__}) / sizeof(gtstorage_handle))
+
+/* A host preset of the by-dims rule named @p name: alignment @p alignment in @p unit (a
+ * ::gtstorage_alignment_unit), I, J and K at ranks @p rank_i, @p rank_j, @p rank_k (0 = slowest);
+ * for the caller to change or register. */
+static inline gtstorage_preset_info gts_preset(const char* name, int64_t alignment, int32_t unit,
+                                               int32_t rank_i, int32_t rank_j, int32_t rank_k) {
+  gtstorage_preset_info p = GTSTORAGE_PRESET_INFO_INIT;
+  snprintf(p.name, sizeof p.name, "%s", name);
+  p.alignment = alignment;
+  p.alignment_unit = unit;
+  p.device = GTSTORAGE_DEVICE_CPU;
+  p.rule = GTSTORAGE_RULE_BY_DIMS;
+  p.base_layout[0] = rank_i;
+  p.base_layout[1] = rank_j;
+  p.base_layout[2] = rank_k;
+  return p;
 }
 
 /* A storage made with @p o; the call must succeed. */
@@ -291,20 +357,14 @@ static inline gtstorage_handle gts_create_valued(const char* preset, const char*
                                                  const int64_t* shape, const int64_t* halo) {
   int64_t n = gts_product(shape, ndim);
   double* ref = (double*)malloc((size_t)n * sizeof(double));
-  gtstorage_array src = GTSTORAGE_ARRAY_INIT;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_array src = gts_array((uint32_t)ndim, shape, ref);
+  gtstorage_create_options o = gts_options((uint32_t)ndim, shape, preset);
   gtstorage_handle h = 0;
   assert_non_null(ref);
   gts_fill_reference(ref, shape, ndim);
-  src.ndim = (uint32_t)ndim;
-  src.data = ref;
-  src.shape = shape;
   src.dtype = "<f8";
-  o.ndim = (uint32_t)ndim;
-  o.shape = shape;
   o.dtype = "<f8";
   o.dims = dims;
-  o.preset = preset;
   o.halo = halo;
   o.device = GTSTORAGE_DEVICE_CPU;
   o.init = GTSTORAGE_INIT_COPY;

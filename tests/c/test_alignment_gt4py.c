@@ -147,9 +147,7 @@ static void divisor_alignment(void** state) {
   gtstorage_handle h;
   o.aligned_index = ai;
   p = gts_plan_of(&o);
-  GTS_EQ64(p.strides[0], 224);
-  GTS_EQ64(p.strides[1], 56);
-  GTS_EQ64(p.strides[2], 8);
+  GTS_EQ_ARRAY(p.strides, 224, 56, 8);
   GTS_EQ64(p.padded_shape[2], 7);
   GTS_EQ64(p.byte_offset, 0);
   GTS_EQ64(p.allocation_bytes, 5 * 4 * 7 * 8);
@@ -200,15 +198,8 @@ static void incompatible_alignments_are_refused(void** state) {
 /* gts-test-entry: cmocka_unit_test (registers presets: they stay) */
 static void presets_with_gt4py_alignments(void** state) {
   (void)state;
-  gtstorage_preset_info in = GTSTORAGE_PRESET_INFO_INIT;
-  snprintf(in.name, sizeof in.name, "test:align24bytes");
-  in.alignment = 24;
-  in.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-  in.device = GTSTORAGE_DEVICE_CPU;
-  in.rule = GTSTORAGE_RULE_BY_DIMS;
-  in.base_layout[0] = 2; /* I contiguous */
-  in.base_layout[1] = 1;
-  in.base_layout[2] = 0;
+  /* I contiguous */
+  gtstorage_preset_info in = gts_preset("test:align24bytes", 24, GTSTORAGE_ALIGN_BYTES, 2, 1, 0);
   GTS_OK(gtstorage_preset_register(&in));
   {
     gtstorage_preset_info out = GTSTORAGE_PRESET_INFO_INIT;
@@ -328,10 +319,9 @@ static void host_allocations_are_aligned(void** state) {
    * trips through a copy. */
   {
     const int64_t shape[3] = {301, 299, 5};
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     gtstorage_handle a, b;
-    o.ndim = 3;
-    o.shape = shape;
+    o = gts_options(3, shape, NULL);
     o.alignment_bytes = 24;
     o.device = GTSTORAGE_DEVICE_CPU;
     o.init = GTSTORAGE_INIT_ONES;
@@ -378,11 +368,9 @@ static void device_allocations_are_aligned(void** state) {
 static void device_round_trip(void** state) {
   (void)state;
   const int64_t shape[3] = {7, 5, 4};
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   gtstorage_handle h, src;
-  o.ndim = 3;
-  o.shape = shape;
-  o.preset = "gt:gpu";
+  o = gts_options(3, shape, "gt:gpu");
   o.alignment_bytes = 24;
   o.device = GTSTORAGE_DEVICE_GPU;
   o.managed = GTSTORAGE_MANAGED_MIRROR;

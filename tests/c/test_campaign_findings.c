@@ -37,11 +37,8 @@ static double first_value(gtstorage_handle h) {
   double v = -1.0;
   gtstorage_handle first = 0;
   gtstorage_slice_spec spec = {0, 1, 1, GTSTORAGE_SLICE_RANGE, 0};
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   GTS_OK(gtstorage_slice(h, &spec, 1, &first));
-  a.ndim = 1;
-  a.shape = &one;
-  a.data = &v;
+  gtstorage_array a = gts_array(1, &one, &v);
   GTS_OK(gtstorage_copy_to_array(&a, first));
   GTS_OK(gtstorage_release(first));
   return v;
@@ -67,13 +64,10 @@ static DLManagedTensorVersioned versioned_tensor(void* data, int64_t* shape, DLD
 static void empty_wraps_report_a_non_null_address(void** state) {
   (void)state;
   const int64_t shape[2] = {0, 4};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+  const gtstorage_wrap_options w = gts_wrap_options(2, shape, NULL);
   gtstorage_handle h = 0;
-  gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
-  w.ndim = 2;
-  w.shape = shape;
   GTS_OK(gtstorage_wrap(&w, &h));
-  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  gtstorage_interface_info info = gts_host_info(h);
   assert_non_null(info.data);
   assert_non_null(data_of(h, GTSTORAGE_SIDE_HOST));
   GTS_EQ64(info.nbytes, 0);
@@ -82,7 +76,7 @@ static void empty_wraps_report_a_non_null_address(void** state) {
   int64_t none[1] = {0};
   DLManagedTensorVersioned t = versioned_tensor(NULL, none, kDLCPU);
   GTS_OK(gtstorage_wrap_dlpack(&t, GTSTORAGE_DLPACK_VERSIONED, NULL, &h));
-  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  info = gts_host_info(h);
   assert_non_null(info.data);
   GTS_OK(gtstorage_release(h));
 
@@ -94,7 +88,7 @@ static void empty_wraps_report_a_non_null_address(void** state) {
   int32_t has = -1;
   GTS_OK(gtstorage_has_side(h, GTSTORAGE_SIDE_HOST, &has));
   assert_int_equal(has, 0);
-  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_DEVICE, &info));
+  info = gts_info(h, GTSTORAGE_SIDE_DEVICE);
   assert_non_null(info.data);
   assert_int_equal(info.device_type, GTSTORAGE_DL_EXT_DEV);
   assert_int_equal(info.device_id, 1);
@@ -108,8 +102,7 @@ static void empty_wraps_report_a_non_null_address(void** state) {
 static void device_wraps_must_fit_their_allocation(void** state) {
   (void)state;
   const gtstorage_handle owner = create_1d(100, "gt:gpu", GTSTORAGE_MANAGED_NONE);
-  gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
-  GTS_OK(gtstorage_interface(owner, GTSTORAGE_SIDE_DEVICE, &info));
+  gtstorage_interface_info info = gts_info(owner, GTSTORAGE_SIDE_DEVICE);
   double* device = (double*)info.allocation;
   const int64_t room = info.allocation_bytes / 8; /* doubles that fit */
   gtstorage_handle h = 0;
@@ -121,9 +114,7 @@ static void device_wraps_must_fit_their_allocation(void** state) {
   assert_non_null(strstr(gtstorage_last_error(), "outside the allocation"));
   assert_int_equal(h, 0);
   /* The same through gtstorage_wrap, and a span that starts inside and ends outside. */
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 1;
-  w.shape = too_many;
+  gtstorage_wrap_options w = gts_wrap_options(1, too_many, NULL);
   w.device_data = device;
   GTS_EXPECT(gtstorage_wrap(&w, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "device_data");
   int64_t ten[1] = {10};
@@ -157,10 +148,7 @@ static void device_wraps_must_fit_their_allocation(void** state) {
   t = versioned_tensor(device, ten, kDLCPU);
   GTS_EXPECT(gtstorage_wrap_dlpack(&t, GTSTORAGE_DLPACK_VERSIONED, NULL, &h),
              GTSTORAGE_ERROR_INVALID_ARGUMENT, "dl_tensor.data");
-  gtstorage_wrap_options host = GTSTORAGE_WRAP_OPTIONS_INIT;
-  host.ndim = 1;
-  host.shape = ten;
-  host.data = device;
+  gtstorage_wrap_options host = gts_wrap_options(1, ten, device);
   h = 0;
   GTS_EXPECT(gtstorage_wrap(&host, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "data");
   assert_int_equal(h, 0);
@@ -168,7 +156,7 @@ static void device_wraps_must_fit_their_allocation(void** state) {
   /* Unified memory is host memory too, and where the runtime knows its allocation the
    * elements must lie inside it. */
   const gtstorage_handle unified = create_1d(100, "gt:gpu", GTSTORAGE_MANAGED_UNIFIED);
-  GTS_OK(gtstorage_interface(unified, GTSTORAGE_SIDE_HOST, &info));
+  info = gts_host_info(unified);
   const int64_t unified_room[1] = {info.allocation_bytes / 8 + 1};
   host.data = info.allocation;
   host.shape = unified_room;
@@ -211,11 +199,8 @@ static void host_side_of_a_unified_pair_is_filled_on_the_host(void** state) {
   const gtstorage_handle unified = create_1d(16, "gt:gpu", GTSTORAGE_MANAGED_UNIFIED);
   double host[16] = {0};
   int64_t n[1] = {16};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   gtstorage_handle pair = 0, again = 0;
-  w.ndim = 1;
-  w.shape = n;
-  w.data = host;
+  gtstorage_wrap_options w = gts_wrap_options(1, n, host);
   w.device_data = data_of(unified, GTSTORAGE_SIDE_DEVICE);
   GTS_OK(gtstorage_wrap(&w, &pair));
   /* Zeros went to cudaMemsetAsync on the host address (refused); other values to a device
@@ -236,9 +221,7 @@ static void host_side_of_a_unified_pair_is_filled_on_the_host(void** state) {
   GTS_OK(gtstorage_modify(pair, GTSTORAGE_SIDE_HOST, 0));
   GTS_OK(gtstorage_sync_to(pair, GTSTORAGE_SIDE_DEVICE, 0));
   assert_true(first_value(unified) == 4.0);
-  GTS_OK(gtstorage_release(again));
-  GTS_OK(gtstorage_release(pair));
-  GTS_OK(gtstorage_release(unified));
+  GTS_RELEASE(again, pair, unified);
 }
 
 /* F13: after every storage was released, the device pool held more than the limit set with
@@ -287,11 +270,8 @@ static void messages_name_the_callers_parameter(void** state) {
   const gtstorage_handle src = create_1d(8, "gt:cpu_ifirst", GTSTORAGE_MANAGED_NONE);
   double values[8] = {0};
   int64_t n[1] = {8};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   gtstorage_handle ro = 0;
-  w.ndim = 1;
-  w.shape = n;
-  w.data = values;
+  gtstorage_wrap_options w = gts_wrap_options(1, n, values);
   w.readonly = 1;
   GTS_OK(gtstorage_wrap(&w, &ro));
   GTS_EXPECT(gtstorage_copy(ro, src), GTSTORAGE_ERROR_READONLY, "dst:");
@@ -325,12 +305,10 @@ static void messages_name_the_callers_parameter(void** state) {
 static void trim_reaches_the_pools_of_a_former_backend(void** state) {
   (void)state;
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   int64_t n[1] = {512};
   gtstorage_handle h = 0;
-  o.ndim = 1;
-  o.shape = n;
-  o.preset = "gt:cpu_ifirst";
+  o = gts_options(1, n, "gt:cpu_ifirst");
   o.host_memory = GTSTORAGE_HOST_PINNED;
   GTS_OK(gtstorage_create(&o, &h));
   GTS_OK(gtstorage_set_device_backend("none")); /* allowed: no device storage is alive */

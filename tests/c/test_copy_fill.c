@@ -25,13 +25,11 @@ static void copy_all_pairs(int ndim, const int64_t* shape, const char* dims, con
   long pairs = 0;
   assert_true(n >= 18 && n <= 64);
   for (int32_t i = 0; i < n; ++i) {
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     preset_name(i, names[i]);
     src[i] = gts_create_valued(names[i], dims, ndim, shape, halo);
-    o.ndim = (uint32_t)ndim;
-    o.shape = shape;
+    o = gts_options((uint32_t)ndim, shape, names[i]);
     o.dims = dims;
-    o.preset = names[i];
     o.halo = halo;
     o.device = GTSTORAGE_DEVICE_CPU;
     GTS_OK(gtstorage_create(&o, &dst[i]));
@@ -80,22 +78,18 @@ static void test_copy_preset_pairs_kji(void** state) {
 static void test_copy_arrays(void** state) {
   enum { NI = 4, NJ = 5, NK = 6, N = NI * NJ * NK };
   int64_t shape[3] = {NI, NJ, NK};
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   gtstorage_handle h = 0;
   double c_buf[N], f_buf[N], back[N];
   int32_t i_buf[N];
   float f4_out[N];
   int64_t f_strides[3] = {8, 8 * NI, 8 * NI * NJ};
   int64_t idx[3] = {0};
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
-  o.ndim = 3;
-  o.shape = shape;
-  o.preset = "gt:gpu";
+  o = gts_options(3, shape, "gt:gpu");
   o.device = GTSTORAGE_DEVICE_CPU;
   GTS_OK(gtstorage_create(&o, &h));
-  a.ndim = 3;
-  a.shape = shape;
+  gtstorage_array a = gts_array(3, shape, NULL);
 
   /* C order in, read raw. */
   gts_fill_reference(c_buf, shape, 3);
@@ -188,21 +182,17 @@ static void test_copy_views(void** state) {
     memcpy(&v, gts_elem(bi.data, bi.strides, idx, 3), sizeof v);
     if (v != gts_value(src, 3)) fail_msg("b element %g, expected %g", v, gts_value(src, 3));
   } while (gts_next_index(idx, tshape, 3));
-  GTS_OK(gtstorage_release(at));
-  GTS_OK(gtstorage_release(br));
-  GTS_OK(gtstorage_release(a));
-  GTS_OK(gtstorage_release(b));
+  GTS_RELEASE(at, br, a, b);
 }
 
 static gtstorage_handle make_1d(const char* dtype, int64_t n, const void* values,
                                 const char* values_dtype) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   gtstorage_array src = GTSTORAGE_ARRAY_INIT;
   gtstorage_handle h = 0;
   int64_t shape[1];
   shape[0] = n;
-  o.ndim = 1;
-  o.shape = shape;
+  o = gts_options(1, shape, NULL);
   o.dtype = dtype;
   if (values) {
     src.ndim = 1;
@@ -305,9 +295,7 @@ static void test_dtype_conversion(void** state) {
     GTS_EQ64(s, -1);
     memcpy(&w, element(u4, 1), 4);
     GTS_EQ64(w, 4294967295u);
-    GTS_OK(gtstorage_release(src));
-    GTS_OK(gtstorage_release(i2));
-    GTS_OK(gtstorage_release(u4));
+    GTS_RELEASE(src, i2, u4);
   }
   /* half precision both ways */
   {
@@ -327,9 +315,7 @@ static void test_dtype_conversion(void** state) {
       memcpy(&v, element(back, i), 8);
       assert_true(v == h[i]);
     }
-    GTS_OK(gtstorage_release(src));
-    GTS_OK(gtstorage_release(f2));
-    GTS_OK(gtstorage_release(back));
+    GTS_RELEASE(src, f2, back);
   }
   GTS_OK(gtstorage_release(f8));
 }
@@ -339,13 +325,12 @@ static void test_fill(void** state) {
   int64_t shape[3] = {4, 3, 5}, halo[6] = {1, 1, 1, 0, 0, 2};
   (void)state;
   {
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     gtstorage_handle h = 0;
     gtstorage_interface_info info;
     int32_t v = -123456;
     int64_t idx[3] = {0};
-    o.ndim = 3;
-    o.shape = shape;
+    o = gts_options(3, shape, NULL);
     o.halo = halo;
     o.dtype = "<i4";
     o.preset = "gtmc"; /* padded: 8 elements */
@@ -426,13 +411,12 @@ static void test_init_zeros(void** state) {
   static const int64_t sizes[3][3] = {{3, 4, 5}, {33, 7, 9}, {130, 64, 40}}; /* last >= 2 MiB */
   (void)state;
   for (int s = 0; s < 3; ++s) {
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     int64_t halo[6] = {2, 1, 1, 1, 0, 0};
     gtstorage_plan_info p;
     gtstorage_handle h = 0;
     gtstorage_interface_info info;
-    o.ndim = 3;
-    o.shape = sizes[s];
+    o = gts_options(3, sizes[s], NULL);
     o.halo = halo;
     o.preset = "gt:gpu"; /* I padded to 32 elements */
     o.device = GTSTORAGE_DEVICE_CPU;
@@ -533,21 +517,16 @@ static void test_init_copy(void** state) {
   enum { NI = 3, NJ = 4, NK = 5 };
   int32_t f_src[NI * NJ * NK];
   int64_t shape[3] = {NI, NJ, NK}, f_strides[3] = {4, 4 * NI, 4 * NI * NJ};
-  gtstorage_array src = GTSTORAGE_ARRAY_INIT;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   gtstorage_handle h = 0;
   int64_t idx[3] = {0};
   (void)state;
   do f_src[idx[0] + NI * (idx[1] + NJ * idx[2])] = (int32_t)gts_value(idx, 3);
   while (gts_next_index(idx, shape, 3));
-  src.ndim = 3;
-  src.data = f_src;
-  src.shape = shape;
+  gtstorage_array src = gts_array(3, shape, f_src);
   src.strides = f_strides;
   src.dtype = "<i4";
-  o.ndim = 3;
-  o.shape = shape;
-  o.preset = "gt:cpu_kfirst";
+  o = gts_options(3, shape, "gt:cpu_kfirst");
   o.init = GTSTORAGE_INIT_COPY;
   o.source = &src;
   GTS_OK(gtstorage_create(&o, &h)); /* i4 Fortran -> f8 K-first */
@@ -722,12 +701,11 @@ static void copy_layout_pairs(int nd, const int64_t* shape, int t, int few_pairs
   for (int s = 0; s < nl; ++s) {
     gtstorage_handle src = make_ref(nd, shape, lay[s], t, NULL);
     for (int d = 0; d < nl; ++d) {
-      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+      gtstorage_create_options o;
       gtstorage_handle dst = 0;
       long bad;
       if (few_pairs && s != 0 && d != 0 && s != nl - 1 && d != nl - 1) continue;
-      o.ndim = (uint32_t)nd;
-      o.shape = shape;
+      o = gts_options((uint32_t)nd, shape, NULL);
       o.dtype = k_types[t];
       o.layout = lay[d];
       GTS_OK(gtstorage_create(&o, &dst));
@@ -803,7 +781,7 @@ static void test_copy_subboxes(void** state) {
       gtstorage_handle src = make_ref(3, shape, lay[s], t, NULL);
       for (int d = 0; d < nl; d += 2) {
         for (size_t b = 0; b < sizeof boxes / sizeof boxes[0]; ++b) {
-          gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+          gtstorage_create_options o;
           gtstorage_handle dst = 0, vs = 0, vd = 0;
           gtstorage_slice_spec ss[3], sd[3];
           gtstorage_interface_info info;
@@ -811,8 +789,7 @@ static void test_copy_subboxes(void** state) {
           int64_t idx[3] = {0, 0, 0};
           const int64_t* e = boxes[b];
           memset(sentinel, 0xA5, sizeof sentinel);
-          o.ndim = 3;
-          o.shape = shape;
+          o = gts_options(3, shape, NULL);
           o.dtype = k_types[t];
           o.layout = lay[d];
           GTS_OK(gtstorage_create(&o, &dst));
@@ -843,9 +820,7 @@ static void test_copy_subboxes(void** state) {
               fail_msg("%s box %d layouts %d -> %d: element (%lld, %lld, %lld) wrong", k_types[t],
                        (int)b, s, d, (long long)idx[0], (long long)idx[1], (long long)idx[2]);
           } while (gts_next_index(idx, shape, 3));
-          GTS_OK(gtstorage_release(vs));
-          GTS_OK(gtstorage_release(vd));
-          GTS_OK(gtstorage_release(dst));
+          GTS_RELEASE(vs, vd, dst);
         }
       }
       GTS_OK(gtstorage_release(src));
@@ -861,14 +836,13 @@ static void halo_faces(const int64_t* interior, int t, int32_t* src_layout, int3
   const int size = k_sizes[t];
   int64_t full[3];
   gtstorage_handle src, dst;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   gtstorage_interface_info info;
   int64_t idx[3] = {0, 0, 0};
   unsigned char zero[16] = {0}, want[16];
   for (int k = 0; k < 3; ++k) full[k] = interior[k] + 2 * h;
   src = make_ref(3, full, src_layout, t, NULL);
-  o.ndim = 3;
-  o.shape = full;
+  o = gts_options(3, full, NULL);
   o.dtype = k_types[t];
   o.layout = dst_layout;
   o.init = GTSTORAGE_INIT_ZEROS;

@@ -25,8 +25,7 @@ static gtstorage_handle make(const char* preset, int32_t device, int32_t managed
 /* Writes value(idx) + offset into side @p side of @p h directly (as compute on that side would;
  * the emulated device's memory is host memory). */
 static void write_side(gtstorage_handle h, int32_t side, double offset) {
-  gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
-  GTS_OK(gtstorage_interface(h, side, &info));
+  const gtstorage_interface_info info = gts_info(h, side);
   GTS_OK(gtstorage_wait_stream(h, 0));
   int64_t idx[3] = {0, 0, 0};
   do {
@@ -36,8 +35,7 @@ static void write_side(gtstorage_handle h, int32_t side, double offset) {
 
 /* Number of elements of side @p side of @p h that differ from value(idx) + offset. */
 static int mismatches(gtstorage_handle h, int32_t side, double offset) {
-  gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
-  GTS_OK(gtstorage_interface(h, side, &info));
+  const gtstorage_interface_info info = gts_info(h, side);
   int64_t idx[3] = {0, 0, 0};
   int bad = 0;
   do {
@@ -62,8 +60,7 @@ static int32_t state_of(gtstorage_handle h) {
 }
 
 static int64_t transfers(gtstorage_handle h) {
-  gtstorage_transfer_stats t = GTSTORAGE_TRANSFER_STATS_INIT;
-  GTS_OK(gtstorage_get_transfer_stats(h, &t));
+  gtstorage_transfer_stats t = gts_transfer_stats(h);
   return t.h2d_count + t.d2h_count;
 }
 
@@ -134,9 +131,7 @@ static void streaming_flag_copies_the_same_values(void** state) {
         assert_int_equal(mem[i], 0xA5);
       }
       /* Unpacked values are the source's (value(idx) + 0.5 in field coordinates). */
-      gtstorage_interface_info a = GTSTORAGE_INTERFACE_INFO_INIT, b = GTSTORAGE_INTERFACE_INFO_INIT;
-      GTS_OK(gtstorage_interface(view[0], GTSTORAGE_SIDE_HOST, &a));
-      GTS_OK(gtstorage_interface(view[1], GTSTORAGE_SIDE_HOST, &b));
+      const gtstorage_interface_info a = gts_host_info(view[0]), b = gts_host_info(view[1]);
       int64_t idx[3] = {0, 0, 0};
       int bad = 0;
       do {
@@ -156,8 +151,7 @@ static void streaming_flag_copies_the_same_values(void** state) {
     }
     gtstorage_handle interior = 0;
     GTS_OK(gtstorage_slice(field[1], spec, 3, &interior));
-    gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
-    GTS_OK(gtstorage_interface(interior, GTSTORAGE_SIDE_HOST, &info));
+    gtstorage_interface_info info = gts_host_info(interior);
     int64_t idx[3] = {0, 0, 0};
     int64_t nonzero = 0;
     do {
@@ -166,9 +160,7 @@ static void streaming_flag_copies_the_same_values(void** state) {
       nonzero += v != 0.0;
     } while (gts_next_index(idx, inner, 3));
     GTS_EQ64(nonzero, 0);
-    GTS_OK(gtstorage_release(interior));
-    GTS_OK(gtstorage_release(field[0]));
-    GTS_OK(gtstorage_release(field[1]));
+    GTS_RELEASE(interior, field[0], field[1]);
   }
 }
 
@@ -213,8 +205,7 @@ static void async_device_copies(void** state) {
   GTS_OK(gtstorage_copy_sides(a, GTSTORAGE_SIDE_DEVICE, h, GTSTORAGE_SIDE_HOST, 0, 0));
   GTS_EQ64(mismatches(a, GTSTORAGE_SIDE_DEVICE, 3.0), 0);
   /* The address is taken before the copy: a descriptor asked for afterwards waits for it. */
-  gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
-  GTS_OK(gtstorage_interface(b, GTSTORAGE_SIDE_DEVICE, &info));
+  gtstorage_interface_info info = gts_info(b, GTSTORAGE_SIDE_DEVICE);
   GTS_OK(gtstorage_copy_sides(b, GTSTORAGE_SIDE_DEVICE, a, GTSTORAGE_SIDE_DEVICE, 0,
                               GTSTORAGE_COPY_FLAG_ASYNC));
   const char* execution = getenv("GTSTORAGE_SIM_EXECUTION");
@@ -235,10 +226,7 @@ static void async_device_copies(void** state) {
   GTS_OK(gtstorage_copy_sides(f, GTSTORAGE_SIDE_DEVICE, b, GTSTORAGE_SIDE_DEVICE, 0,
                               GTSTORAGE_COPY_FLAG_ASYNC));
   GTS_EQ64(mismatches(f, GTSTORAGE_SIDE_DEVICE, 4.0), 0);
-  GTS_OK(gtstorage_release(a));
-  GTS_OK(gtstorage_release(b));
-  GTS_OK(gtstorage_release(f));
-  GTS_OK(gtstorage_release(h));
+  GTS_RELEASE(a, b, f, h);
 }
 
 /* Views: a sub-box of one storage into a sub-box of another (what halo packing does). */
@@ -261,9 +249,7 @@ static void views_of_device_storages(void** state) {
     bad += packed[(idx[0] * 5 + idx[1]) * 4 + idx[2]] != gts_value(g, 3) + 5.0;
   } while (gts_next_index(idx, pshape, 3));
   GTS_EQ64(bad, 0);
-  GTS_OK(gtstorage_release(face));
-  GTS_OK(gtstorage_release(buf));
-  GTS_OK(gtstorage_release(a));
+  GTS_RELEASE(face, buf, a);
 }
 
 /* Unified memory: the work queued on its stream lands before the host side is read. */
@@ -277,9 +263,7 @@ static void unified_waits_for_its_stream(void** state) {
                               GTSTORAGE_COPY_FLAG_ASYNC));
   GTS_OK(gtstorage_copy_sides(h, GTSTORAGE_SIDE_HOST, u, GTSTORAGE_SIDE_HOST, 0, 0));
   GTS_EQ64(mismatches(h, GTSTORAGE_SIDE_HOST, 6.0), 0);
-  GTS_OK(gtstorage_release(u));
-  GTS_OK(gtstorage_release(h));
-  GTS_OK(gtstorage_release(d));
+  GTS_RELEASE(u, h, d);
 }
 
 static void bad_input(void** state) {
@@ -307,18 +291,12 @@ static void bad_input(void** state) {
   GTS_OK(gtstorage_slice(h, spec, 3, &v));
   GTS_EXPECT(gtstorage_copy_sides(h, 0, v, 0, 0, 0), GTSTORAGE_ERROR_SHAPE_MISMATCH, "src: shape");
   double mem[N];
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 3;
-  w.shape = shape3;
-  w.data = mem;
+  gtstorage_wrap_options w = gts_wrap_options(3, shape3, mem);
   w.readonly = 1;
   gtstorage_handle ro = 0;
   GTS_OK(gtstorage_wrap(&w, &ro));
   GTS_EXPECT(gtstorage_copy_sides(ro, 0, h, 0, 0, 0), GTSTORAGE_ERROR_READONLY, "read-only");
-  GTS_OK(gtstorage_release(ro));
-  GTS_OK(gtstorage_release(v));
-  GTS_OK(gtstorage_release(h));
-  GTS_OK(gtstorage_release(d));
+  GTS_RELEASE(ro, v, h, d);
 }
 
 static void set_error_is_the_last_error(void** state) {

@@ -97,17 +97,14 @@ static void legacy_host_tensor_is_wrapped_in_place(void** state) {
   gtstorage_handle h = 0;
   gtstorage_interface_info info;
   double out[12];
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
   for (int n = 0; n < 12; ++n) buf[n] = n;
   GTS_OK(gtstorage_wrap_dlpack(&p->legacy, GTSTORAGE_DLPACK_LEGACY, NULL, &h));
   info = gts_info(h, GTSTORAGE_SIDE_HOST);
   assert_ptr_equal(info.data, buf);
   GTS_EQ64(info.ndim, 2);
-  GTS_EQ64(info.shape[0], 3);
-  GTS_EQ64(info.shape[1], 4);
-  GTS_EQ64(info.strides[0], 32);
-  GTS_EQ64(info.strides[1], 8);
+  GTS_EQ_ARRAY(info.shape, 3, 4);
+  GTS_EQ_ARRAY(info.strides, 32, 8);
   assert_string_equal(info.typestr, "<f8");
   assert_string_equal(info.dims[0], "I");
   assert_string_equal(info.dims[1], "J");
@@ -115,9 +112,7 @@ static void legacy_host_tensor_is_wrapped_in_place(void** state) {
   GTS_EQ64(info.device_type, GTSTORAGE_DL_CPU);
   /* producer -> library */
   buf[5] = 42.0;
-  a.ndim = 2;
-  a.shape = shape;
-  a.data = out;
+  gtstorage_array a = gts_array(2, shape, out);
   GTS_OK(gtstorage_copy_to_array(&a, h));
   assert_true(out[5] == 42.0 && out[11] == 11.0);
   /* library -> producer */
@@ -147,21 +142,17 @@ static void versioned_tensor_with_strides_dims_and_halo(void** state) {
   info = gts_info(h, GTSTORAGE_SIDE_HOST);
   assert_ptr_equal(info.data, buf);
   assert_string_equal(info.typestr, "<i4");
-  GTS_EQ64(info.strides[0], 4);
-  GTS_EQ64(info.strides[1], 16);
-  GTS_EQ64(info.layout[0], 1);
-  GTS_EQ64(info.layout[1], 0);
+  GTS_EQ_ARRAY(info.strides, 4, 16);
+  GTS_EQ_ARRAY(info.layout, 1, 0);
   assert_string_equal(info.dims[0], "K");
   assert_string_equal(info.dims[1], "J");
-  GTS_EQ64(info.halo[0][0], 1);
-  GTS_EQ64(info.halo[0][1], 1);
+  GTS_EQ_ARRAY(info.halo[0], 1, 1);
   GTS_EQ64(info.halo[1][0], 2);
   GTS_EQ64(info.origin[1], 2);
   /* the interior through a domain view: element (1, 2) of the tensor */
   GTS_OK(gtstorage_domain_view(h, &dv));
   info = gts_info(dv, GTSTORAGE_SIDE_HOST);
-  GTS_EQ64(info.shape[0], 2);
-  GTS_EQ64(info.shape[1], 4);
+  GTS_EQ_ARRAY(info.shape, 2, 4);
   assert_int_equal(*(int32_t*)info.data, buf[1 + 2 * 4]);
   GTS_OK(gtstorage_release(h));
   GTS_OK(gtstorage_release(dv));
@@ -215,16 +206,13 @@ static void read_only_flag_makes_a_read_only_storage(void** state) {
   producer* p = make_producer(&log, buf, 1, shape, NULL, kDLFloat, 64);
   producer* q = make_producer(&log, buf, 1, shape, NULL, kDLFloat, 64);
   gtstorage_dlpack_options o = GTSTORAGE_DLPACK_OPTIONS_INIT;
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   gtstorage_handle h = 0, g = 0, v = 0;
   (void)state;
   p->versioned.flags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED;
   GTS_OK(gtstorage_wrap_dlpack(&p->versioned, GTSTORAGE_DLPACK_VERSIONED, NULL, &h));
   GTS_EQ64(gts_info(h, GTSTORAGE_SIDE_HOST).readonly, 1);
   GTS_EXPECT(gtstorage_fill_double(h, 9.0), GTSTORAGE_ERROR_READONLY, "read-only");
-  a.ndim = 1;
-  a.shape = shape;
-  a.data = (void*)src;
+  gtstorage_array a = gts_array(1, shape, (void*)src);
   GTS_EXPECT(gtstorage_copy_from_array(h, &a), GTSTORAGE_ERROR_READONLY, "read-only");
   GTS_OK(gtstorage_domain_view(h, &v)); /* views stay read-only */
   GTS_EXPECT(gtstorage_fill_double(v, 9.0), GTSTORAGE_ERROR_READONLY, "read-only");
@@ -233,9 +221,7 @@ static void read_only_flag_makes_a_read_only_storage(void** state) {
   o.readonly = 1;
   GTS_OK(gtstorage_wrap_dlpack(&q->legacy, GTSTORAGE_DLPACK_LEGACY, &o, &g));
   GTS_EXPECT(gtstorage_fill_double(g, 9.0), GTSTORAGE_ERROR_READONLY, "read-only");
-  GTS_OK(gtstorage_release(h));
-  GTS_OK(gtstorage_release(v));
-  GTS_OK(gtstorage_release(g));
+  GTS_RELEASE(h, v, g);
   GTS_EQ64(log.calls, 2);
 }
 
@@ -375,18 +361,18 @@ static void refused_tensors_stay_with_the_caller(void** state) {
 
   /* strides: a broadcast (zero stride), overlapping elements, a stride that overflows */
   {
-    const int64_t broadcast[2] = {0, 1};
-    const int64_t overlap[2] = {2, 1};
-    const int64_t huge[2] = {INT64_MAX / 4, 1};
-    p = make_producer(&log, buf, 2, shape, broadcast, kDLFloat, 64);
-    EXPECT_REFUSED(p, GTSTORAGE_DLPACK_VERSIONED, NULL, GTSTORAGE_ERROR_UNSUPPORTED,
-                   "dl_tensor.strides: stride 0 of dimension 0");
-    p = make_producer(&log, buf, 2, shape, overlap, kDLFloat, 64);
-    EXPECT_REFUSED(p, GTSTORAGE_DLPACK_VERSIONED, NULL, GTSTORAGE_ERROR_INVALID_ARGUMENT,
-                   "dl_tensor.strides");
-    p = make_producer(&log, buf, 2, shape, huge, kDLFloat, 64);
-    EXPECT_REFUSED(p, GTSTORAGE_DLPACK_VERSIONED, NULL, GTSTORAGE_ERROR_OVERFLOW,
-                   "dl_tensor.strides");
+    const struct {
+      int64_t strides[2];
+      int status;
+      const char* words;
+    } cases[] = {
+        {{0, 1}, GTSTORAGE_ERROR_UNSUPPORTED, "dl_tensor.strides: stride 0 of dimension 0"},
+        {{2, 1}, GTSTORAGE_ERROR_INVALID_ARGUMENT, "dl_tensor.strides"},
+        {{INT64_MAX / 4, 1}, GTSTORAGE_ERROR_OVERFLOW, "dl_tensor.strides"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+      p = make_producer(&log, buf, 2, shape, cases[k].strides, kDLFloat, 64);
+      EXPECT_REFUSED(p, GTSTORAGE_DLPACK_VERSIONED, NULL, cases[k].status, cases[k].words);
+    }
   }
   /* data and byte_offset */
   p = make_producer(&log, NULL, 2, shape, NULL, kDLFloat, 64);
@@ -521,13 +507,10 @@ static void round_trip_through_the_library_export(void** state) {
 static void round_trip_keeps_read_only(void** state) {
   double buf[6] = {0};
   const int64_t shape[1] = {6};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   gtstorage_handle h = 0, back = 0;
   DLManagedTensorVersioned* t = NULL;
   (void)state;
-  w.ndim = 1;
-  w.shape = shape;
-  w.data = buf;
+  gtstorage_wrap_options w = gts_wrap_options(1, shape, buf);
   w.readonly = 1;
   GTS_OK(gtstorage_wrap(&w, &h));
   GTS_OK(gtstorage_to_dlpack_versioned(h, GTSTORAGE_SIDE_HOST, &t));
@@ -578,15 +561,13 @@ static int use_emulated(void** state) {
 
 static void emulated_device_export_round_trip(void** state) {
   const int64_t shape[2] = {8, 6};
-  gtstorage_create_options c = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options c;
   gtstorage_handle owner = 0, back = 0, host = 0;
   DLManagedTensorVersioned* t = NULL;
   gtstorage_interface_info oi, wi;
   int32_t has = -1;
   (void)state;
-  c.ndim = 2;
-  c.shape = shape;
-  c.preset = "gt:gpu";
+  c = gts_options(2, shape, "gt:gpu");
   c.init = GTSTORAGE_INIT_ONES;
   GTS_OK(gtstorage_create(&c, &owner));
   oi = gts_info(owner, GTSTORAGE_SIDE_DEVICE);
@@ -604,15 +585,11 @@ static void emulated_device_export_round_trip(void** state) {
   /* the values: a host copy of the wrapped device memory */
   {
     double out[8 * 6];
-    gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-    gtstorage_create_options hc = GTSTORAGE_CREATE_OPTIONS_INIT;
-    a.ndim = 2;
-    a.shape = shape;
-    a.data = out;
+    gtstorage_create_options hc;
+    gtstorage_array a = gts_array(2, shape, out);
     GTS_OK(gtstorage_copy_to_array(&a, back));
     for (int n = 0; n < 48; ++n) assert_true(out[n] == 1.0);
-    hc.ndim = 2;
-    hc.shape = shape;
+    hc = gts_options(2, shape, NULL);
     hc.init = GTSTORAGE_INIT_ZEROS;
     GTS_OK(gtstorage_create(&hc, &host));
     GTS_OK(gtstorage_fill_double(back, 5.0));
@@ -626,7 +603,7 @@ static void emulated_device_export_round_trip(void** state) {
 static void emulated_device_hand_made_tensor(void** state) {
   const int64_t n = 32;
   const int64_t shape[2] = {4, 8};
-  gtstorage_create_options c = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options c;
   gtstorage_handle owner = 0, h = 0;
   void* dev = NULL;
   double host_buf[32];
@@ -634,9 +611,7 @@ static void emulated_device_hand_made_tensor(void** state) {
   producer* p;
   int32_t count = 0;
   (void)state;
-  c.ndim = 1;
-  c.shape = &n;
-  c.preset = "gt:gpu";
+  c = gts_options(1, &n, "gt:gpu");
   GTS_OK(gtstorage_create(&c, &owner));
   GTS_OK(gtstorage_data(owner, GTSTORAGE_SIDE_DEVICE, &dev));
 

@@ -188,6 +188,14 @@ static void scalar_copy_fill(void** state) {
   GTS_OK(gtstorage_release(b));
 }
 
+/* @p h is a 0-d storage of one double at @p data. */
+static void check_scalar_at(gtstorage_handle h, const void* data) {
+  const gtstorage_interface_info info = gts_info(h, GTSTORAGE_SIDE_HOST);
+  GTS_EQ64(info.ndim, 0);
+  assert_ptr_equal(info.data, data);
+  GTS_EQ64(info.nbytes, 8);
+}
+
 static void scalar_views_and_wrap(void** state) {
   (void)state;
   gtstorage_create_options o = host_options(0, NULL);
@@ -202,20 +210,13 @@ static void scalar_views_and_wrap(void** state) {
   GTS_OK(gtstorage_domain_view(h, &d));
   {
     const gtstorage_handle views[3] = {s, t, d};
-    for (int i = 0; i < 3; ++i) {
-      gtstorage_interface_info info = gts_info(views[i], GTSTORAGE_SIDE_HOST);
-      GTS_EQ64(info.ndim, 0);
-      assert_ptr_equal(info.data, base.data);
-      GTS_EQ64(info.nbytes, 8);
-    }
+    for (int i = 0; i < 3; ++i) check_scalar_at(views[i], base.data);
   }
   GTS_OK(gtstorage_fill_double(s, 6.0)); /* a write through a view is seen by the others */
   assert_true(scalar_of(t) == 6.0);
   assert_true(scalar_of(d) == 6.0);
   GTS_EXPECT(gtstorage_slice(h, NULL, 1, &s), GTSTORAGE_ERROR_INVALID_ARGUMENT, "spec");
-  GTS_OK(gtstorage_release(s));
-  GTS_OK(gtstorage_release(t));
-  GTS_OK(gtstorage_release(d));
+  GTS_RELEASE(s, t, d);
 
   /* indexing every dimension of a 2-d storage gives a 0-d view of that element */
   {
@@ -234,17 +235,10 @@ static void scalar_views_and_wrap(void** state) {
   /* wrapping one caller element */
   {
     double x = 1.5;
-    gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
+    gtstorage_wrap_options w = gts_wrap_options(0, NULL, &x);
     gtstorage_handle wh;
-    w.ndim = 0;
-    w.data = &x;
     GTS_OK(gtstorage_wrap(&w, &wh));
-    {
-      gtstorage_interface_info info = gts_info(wh, GTSTORAGE_SIDE_HOST);
-      GTS_EQ64(info.ndim, 0);
-      assert_ptr_equal(info.data, &x);
-      GTS_EQ64(info.nbytes, 8);
-    }
+    check_scalar_at(wh, &x);
     GTS_OK(gtstorage_copy(wh, h));
     assert_true(x == 6.0);
     GTS_OK(gtstorage_release(wh));
@@ -383,9 +377,7 @@ static void empty_copy_fill_view_export(void** state) {
     gtstorage_handle a = gts_create(&o), b;
     /* copy from an empty caller array without a pointer, and from a storage of another dtype */
     {
-      gtstorage_array src = GTSTORAGE_ARRAY_INIT;
-      src.ndim = c->ndim;
-      src.shape = c->shape;
+      gtstorage_array src = gts_array(c->ndim, c->shape, NULL);
       o.init = GTSTORAGE_INIT_COPY;
       o.source = &src;
       o.dtype = "<f4";
@@ -442,12 +434,9 @@ static void empty_slices_touch_nothing(void** state) {
   (void)state;
   double mem[4 * 5];
   const int64_t shape[2] = {4, 5};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   gtstorage_handle h;
   for (int i = 0; i < 20; ++i) mem[i] = kCanary;
-  w.ndim = 2;
-  w.shape = shape;
-  w.data = mem;
+  gtstorage_wrap_options w = gts_wrap_options(2, shape, mem);
   GTS_OK(gtstorage_wrap(&w, &h));
   {
     /* [2:2, :], [:, 5:], [3:1, ::-1] and [::-1, 0:0:-1]: all select nothing */
@@ -464,8 +453,7 @@ static void empty_slices_touch_nothing(void** state) {
       gtstorage_handle v, vv, e;
       GTS_OK(gtstorage_slice(h, specs[k], 2, &v));
       gtstorage_interface_info info = gts_info(v, GTSTORAGE_SIDE_HOST);
-      GTS_EQ64(info.shape[0], want[k][0]);
-      GTS_EQ64(info.shape[1], want[k][1]);
+      GTS_EQ_ARRAY(info.shape, want[k][0], want[k][1]);
       GTS_EQ64(info.nbytes, 0);
       assert_non_null(info.data);
       GTS_OK(gtstorage_fill_double(v, 1.0));
@@ -479,9 +467,7 @@ static void empty_slices_touch_nothing(void** state) {
       }
       GTS_OK(gtstorage_copy(v, e));
       GTS_OK(gtstorage_copy(e, v));
-      GTS_OK(gtstorage_release(e));
-      GTS_OK(gtstorage_release(vv));
-      GTS_OK(gtstorage_release(v));
+      GTS_RELEASE(e, vv, v);
     }
   }
   for (int i = 0; i < 20; ++i) assert_true(mem[i] == kCanary);
@@ -505,10 +491,7 @@ static gtstorage_create_options gpu_options(uint32_t ndim, const int64_t* shape,
 }
 
 static void transfers(gtstorage_handle h, int64_t* h2d, int64_t* d2h) {
-  gtstorage_transfer_stats t;
-  memset(&t, 0, sizeof t);
-  t.struct_size = sizeof t;
-  GTS_OK(gtstorage_get_transfer_stats(h, &t));
+  gtstorage_transfer_stats t = gts_transfer_stats(h);
   *h2d = t.h2d_count;
   *d2h = t.d2h_count;
 }
@@ -602,9 +585,7 @@ static void empty_on_device(void** state) {
       GTS_OK(gtstorage_copy(h, host));
       GTS_OK(gtstorage_copy(host, h));
       {
-        gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-        a.ndim = c->ndim;
-        a.shape = c->shape;
+        gtstorage_array a = gts_array(c->ndim, c->shape, NULL);
         GTS_OK(gtstorage_copy_to_array(&a, h));
         GTS_OK(gtstorage_copy_from_array(h, &a));
       }

@@ -156,13 +156,10 @@ CASE(alignment_not_power_of_two) {
 CASE(init_copy_shape_mismatch) {
   double buf[4 * 5 * 7];
   int64_t shape[3] = {4, 5, 7};
-  gtstorage_array src = GTSTORAGE_ARRAY_INIT;
   gtstorage_create_options o = opts();
   gtstorage_handle h = 0;
   (void)state;
-  src.ndim = 3;
-  src.data = buf;
-  src.shape = shape;
+  gtstorage_array src = gts_array(3, shape, buf);
   o.init = GTSTORAGE_INIT_COPY;
   o.source = &src;
   BADH(gtstorage_create(&o, &h), h, GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
@@ -472,53 +469,39 @@ CASE(copy_stale_handles) {
 }
 CASE(copy_array_null) {
   double buf[4];
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
   BAD(gtstorage_copy_from_array(witness, NULL), INVALID, "src");
   BAD(gtstorage_copy_to_array(NULL, witness), INVALID, "dst");
-  a.ndim = 3;
-  a.data = buf;
-  a.shape = NULL;
+  gtstorage_array a = gts_array(3, NULL, buf);
   BAD(gtstorage_copy_to_array(&a, witness), INVALID, "shape");
 }
 CASE(copy_array_shape_mismatch) {
   double buf[4 * 5 * 7];
   int64_t shape[3] = {4, 5, 7};
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
-  a.ndim = 3;
-  a.data = buf;
-  a.shape = shape;
+  gtstorage_array a = gts_array(3, shape, buf);
   BAD(gtstorage_copy_from_array(witness, &a), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
   BAD(gtstorage_copy_to_array(&a, witness), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape");
   a.ndim = 2;
   BAD(gtstorage_copy_from_array(witness, &a), GTSTORAGE_ERROR_SHAPE_MISMATCH, "shape|ndim");
 }
 CASE(copy_array_null_data) {
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
-  a.ndim = 3;
-  a.shape = kShape;
+  gtstorage_array a = gts_array(3, kShape, NULL);
   BAD(gtstorage_copy_from_array(witness, &a), INVALID, "data");
 }
 CASE(copy_array_bad_dtype) {
   double buf[4 * 5 * 6];
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
-  a.ndim = 3;
-  a.data = buf;
-  a.shape = kShape;
+  gtstorage_array a = gts_array(3, kShape, buf);
   a.dtype = "<q8";
   BAD(gtstorage_copy_to_array(&a, witness), INVALID, "dtype");
 }
 CASE(copy_array_struct_size) {
   double buf[4 * 5 * 6];
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
+  gtstorage_array a = gts_array(3, kShape, buf);
   a.struct_size = 0;
-  a.ndim = 3;
-  a.data = buf;
-  a.shape = kShape;
   BAD(gtstorage_copy_from_array(witness, &a), INVALID, "struct_size");
 }
 CASE(fill_null_value) {
@@ -529,7 +512,6 @@ CASE(readonly_writes) {
   gtstorage_create_options o = opts();
   gtstorage_handle ro = 0;
   double v = 1.0;
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   double buf[4 * 5 * 6] = {0};
   (void)state;
   o.readonly = 1;
@@ -538,9 +520,7 @@ CASE(readonly_writes) {
   BAD(gtstorage_fill(ro, &v), GTSTORAGE_ERROR_READONLY, "read");
   BAD(gtstorage_fill_double(ro, 1.0), GTSTORAGE_ERROR_READONLY, "read");
   BAD(gtstorage_copy(ro, witness), GTSTORAGE_ERROR_READONLY, "read");
-  a.ndim = 3;
-  a.data = buf;
-  a.shape = kShape;
+  gtstorage_array a = gts_array(3, kShape, buf);
   BAD(gtstorage_copy_from_array(ro, &a), GTSTORAGE_ERROR_READONLY, "read");
   GTS_OK(gtstorage_release(ro));
 }
@@ -552,41 +532,43 @@ static gtstorage_slice_spec all(void) {
   return s;
 }
 
+/* Slicing the witness with @p nspec entries of @p spec must fail naming @p words. */
+static void bad_slice(const gtstorage_slice_spec* spec, uint32_t nspec, const char* words) {
+  gtstorage_handle v = 0;
+  BADH(gtstorage_slice(witness, spec, nspec, &v), v, INVALID, words);
+}
+
 CASE(slice_nspec_mismatch) {
   gtstorage_slice_spec s[3] = {all(), all(), all()};
-  gtstorage_handle v = 0;
   (void)state;
-  BADH(gtstorage_slice(witness, s, 2, &v), v, INVALID, "nspec");
-  BADH(gtstorage_slice(witness, s, 0, &v), v, INVALID, "nspec");
+  bad_slice(s, 2, "nspec");
+  bad_slice(s, 0, "nspec");
 }
 CASE(slice_step_zero) {
   gtstorage_slice_spec s[3] = {all(), all(), all()};
-  gtstorage_handle v = 0;
   (void)state;
   s[1].step = 0;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "step");
+  bad_slice(s, 3, "step");
 }
 CASE(slice_index_out_of_range) {
   gtstorage_slice_spec s[3] = {all(), all(), all()};
-  gtstorage_handle v = 0;
   (void)state;
   s[0].kind = GTSTORAGE_SLICE_INDEX;
   s[0].start = 4;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "index|start|spec");
+  bad_slice(s, 3, "index|start|spec");
   s[0].start = -5;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "index|start|spec");
+  bad_slice(s, 3, "index|start|spec");
   s[0].start = GTSTORAGE_SLICE_NONE;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "index|start|spec");
+  bad_slice(s, 3, "index|start|spec");
 }
 CASE(slice_bad_kind_reserved) {
   gtstorage_slice_spec s[3] = {all(), all(), all()};
-  gtstorage_handle v = 0;
   (void)state;
   s[2].kind = 5;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "kind");
+  bad_slice(s, 3, "kind");
   s[2] = all();
   s[2].reserved = 1;
-  BADH(gtstorage_slice(witness, s, 3, &v), v, INVALID, "reserved");
+  bad_slice(s, 3, "reserved");
 }
 CASE(slice_null_args) {
   gtstorage_slice_spec s[3] = {all(), all(), all()};
@@ -611,13 +593,10 @@ CASE(transpose_bad_perm) {
 CASE(wrap_bad_arguments) {
   double buf[12];
   int64_t shape[2] = {3, 4}, overlap[2] = {8, 8}, odd[2] = {32, 12};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
   gtstorage_handle h = 0;
   (void)state;
   BADH(gtstorage_wrap(NULL, &h), h, INVALID, "options");
-  w.ndim = 2;
-  w.data = buf;
-  w.shape = shape;
+  gtstorage_wrap_options w = gts_wrap_options(2, shape, buf);
   BAD(gtstorage_wrap(&w, NULL), INVALID, "out");
   w.strides = overlap;
   BADH(gtstorage_wrap(&w, &h), h, INVALID, "strides");
@@ -649,12 +628,40 @@ CASE(preset_lookup_null) {
 }
 
 static gtstorage_preset_info good_preset(void) {
-  gtstorage_preset_info p = GTSTORAGE_PRESET_INFO_INIT;
-  snprintf(p.name, sizeof p.name, "test:errors");
-  p.alignment = 16;
-  p.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-  p.device = GTSTORAGE_DEVICE_CPU;
-  p.rule = GTSTORAGE_RULE_BY_DIMS;
+  return gts_preset("test:errors", 16, GTSTORAGE_ALIGN_BYTES, 0, 1, 2);
+}
+
+/* One field of good_preset() set to a bad value, and what the refusal must name. */
+typedef struct preset_flaw {
+  size_t offset;
+  size_t size; /* 4 or 8 bytes */
+  int64_t value;
+  const char* words;
+} preset_flaw;
+
+#define PRESET_FIELD(m) offsetof(gtstorage_preset_info, m), sizeof(((gtstorage_preset_info*)0)->m)
+
+static const preset_flaw preset_flaws[] = {
+    {PRESET_FIELD(alignment), 0, "alignment"},
+    /* 3 alone is fine (issue 8): checked per dtype */
+    {PRESET_FIELD(alignment), ((int64_t)1 << 30) + 3, "alignment"},
+    {PRESET_FIELD(alignment), -8, "alignment"},
+    {PRESET_FIELD(rule), 7, "rule"},
+    {PRESET_FIELD(device), 5, "device"},
+    {PRESET_FIELD(alignment_unit), 4, "unit"},
+    {PRESET_FIELD(struct_size), 0, "struct_size"},
+    {PRESET_FIELD(reserved), 1, "reserved"}};
+
+static gtstorage_preset_info flawed_preset(const preset_flaw* f) {
+  gtstorage_preset_info p = good_preset();
+  char* field = (char*)&p + f->offset;
+  if (f->size == sizeof(int64_t)) {
+    const int64_t v = f->value;
+    memcpy(field, &v, sizeof v);
+  } else {
+    const int32_t v = (int32_t)f->value;
+    memcpy(field, &v, sizeof v);
+  }
   return p;
 }
 
@@ -667,39 +674,19 @@ CASE(preset_register_bad) {
   p = good_preset();
   p.name[0] = '\0';
   BAD(gtstorage_preset_register(&p), INVALID, "name");
-  p = good_preset();
   memset(p.name, 'a', sizeof p.name); /* no terminating NUL */
   BAD(gtstorage_preset_register(&p), INVALID, "name");
-  p = good_preset();
-  p.alignment = 0;
-  BAD(gtstorage_preset_register(&p), INVALID, "alignment");
-  p.alignment = ((int64_t)1 << 30) + 3; /* 3 alone is fine (issue 8): checked per dtype */
-  BAD(gtstorage_preset_register(&p), INVALID, "alignment");
-  p.alignment = -8;
-  BAD(gtstorage_preset_register(&p), INVALID, "alignment");
+  snprintf(p.name, sizeof p.name, "gt:cpu_ifirst");
+  BAD(gtstorage_preset_register(&p), INVALID, "built|name");
   p = good_preset();
   p.base_layout[0] = 0;
   p.base_layout[1] = 0;
   p.base_layout[2] = 1;
   BAD(gtstorage_preset_register(&p), INVALID, "layout");
-  p = good_preset();
-  p.rule = 7;
-  BAD(gtstorage_preset_register(&p), INVALID, "rule");
-  p = good_preset();
-  p.device = 5;
-  BAD(gtstorage_preset_register(&p), INVALID, "device");
-  p = good_preset();
-  p.alignment_unit = 4;
-  BAD(gtstorage_preset_register(&p), INVALID, "unit");
-  p = good_preset();
-  p.struct_size = 0;
-  BAD(gtstorage_preset_register(&p), INVALID, "struct_size");
-  p = good_preset();
-  p.reserved = 1;
-  BAD(gtstorage_preset_register(&p), INVALID, "reserved");
-  p = good_preset();
-  snprintf(p.name, sizeof p.name, "gt:cpu_ifirst");
-  BAD(gtstorage_preset_register(&p), INVALID, "built|name");
+  for (size_t k = 0; k < sizeof preset_flaws / sizeof preset_flaws[0]; ++k) {
+    p = flawed_preset(&preset_flaws[k]);
+    BAD(gtstorage_preset_register(&p), INVALID, preset_flaws[k].words);
+  }
   GTS_OK(gtstorage_preset_count(&after));
   GTS_EQ64(after, before); /* nothing registered by the failures */
 }

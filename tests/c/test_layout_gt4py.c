@@ -8,14 +8,12 @@
 
 static gtstorage_plan_info plan_for(const char* preset, const char* dims, int ndim,
                                     const int64_t* shape, const char* dtype) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   gtstorage_plan_info p;
   int64_t fallback[GTSTORAGE_MAX_NDIM];
   for (int d = 0; d < GTSTORAGE_MAX_NDIM; ++d) fallback[d] = 4;
-  o.ndim = (uint32_t)ndim;
-  o.shape = shape ? shape : fallback;
+  o = gts_options((uint32_t)ndim, shape ? shape : fallback, preset);
   o.dims = dims;
-  o.preset = preset;
   o.dtype = dtype;
   memset(&p, 0, sizeof p);
   p.struct_size = sizeof p;
@@ -142,9 +140,7 @@ static void test_comma_dims(void** state) {
   assert_string_equal(p.dims[3], "0");
   assert_string_equal(p.dims[5], "10");
   p = plan_for("gt:cpu_ifirst", "K,J,I", 3, shape, NULL);
-  GTS_EQ64(p.layout[0], 0);
-  GTS_EQ64(p.layout[1], 1);
-  GTS_EQ64(p.layout[2], 2);
+  GTS_EQ_ARRAY(p.layout, 0, 1, 2);
   assert_string_equal(p.dims[0], "K");
 }
 
@@ -336,15 +332,13 @@ static void test_created_storages(void** state) {
   (void)state;
   for (size_t c = 0; c < sizeof kStrides / sizeof kStrides[0]; ++c) {
     const stride_case* k = &kStrides[c];
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     gtstorage_handle h = 0;
     gtstorage_interface_info info;
     gtstorage_plan_info p = plan_for(k->preset, k->dims, k->ndim, k->shape, k->dtype);
-    o.ndim = (uint32_t)k->ndim;
-    o.shape = k->shape;
+    o = gts_options((uint32_t)k->ndim, k->shape, k->preset);
     o.dims = k->dims;
     o.dtype = k->dtype;
-    o.preset = k->preset;
     o.device = GTSTORAGE_DEVICE_CPU;
     GTS_OK(gtstorage_create(&o, &h));
     info = gts_host_info(h);
@@ -359,49 +353,37 @@ static void test_created_storages(void** state) {
   }
   /* gt:gpu with halo 2 on I: element (2,0,0) is 256-byte aligned, so data is 16 bytes before. */
   {
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     int64_t shape[3] = {7, 4, 5}, halo[6] = {2, 2, 1, 1, 0, 0};
     gtstorage_handle h = 0;
     gtstorage_interface_info info;
-    o.ndim = 3;
-    o.shape = shape;
+    o = gts_options(3, shape, "gt:gpu");
     o.halo = halo;
-    o.preset = "gt:gpu";
     o.device = GTSTORAGE_DEVICE_CPU;
     GTS_OK(gtstorage_create(&o, &h));
     info = gts_host_info(h);
-    GTS_EQ64(info.strides[0], 8);
-    GTS_EQ64(info.strides[1], 256);
-    GTS_EQ64(info.strides[2], 1024);
+    GTS_EQ_ARRAY(info.strides, 8, 256, 1024);
     /* Aligned index defaults to the lower halo (2,1,0). */
-    GTS_EQ64(info.aligned_index[0], 2);
-    GTS_EQ64(info.aligned_index[1], 1);
-    GTS_EQ64(info.aligned_index[2], 0);
+    GTS_EQ_ARRAY(info.aligned_index, 2, 1, 0);
     GTS_EQ64(((uintptr_t)info.data + 2 * 8 + 1 * 256) % 256, 0);
-    GTS_EQ64(info.origin[0], 2);
-    GTS_EQ64(info.origin[1], 1);
-    GTS_EQ64(info.halo[0][0], 2);
-    GTS_EQ64(info.halo[0][1], 2);
+    GTS_EQ_ARRAY(info.origin, 2, 1);
+    GTS_EQ_ARRAY(info.halo[0], 2, 2);
     GTS_OK(gtstorage_release(h));
   }
 }
 
 /* An explicit layout overrides the preset's rule. */
 static void test_explicit_layout_overrides(void** state) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   int64_t shape[3] = {3, 4, 5};
   int32_t layout[3] = {1, 2, 0};
   gtstorage_plan_info p;
   (void)state;
-  o.ndim = 3;
-  o.shape = shape;
-  o.preset = "gt:gpu";
+  o = gts_options(3, shape, "gt:gpu");
   o.layout = layout;
   p = gts_plan_of(&o);
   /* J contiguous, padded 4 -> 32; then I; K slowest. */
-  GTS_EQ64(p.layout[0], 1);
-  GTS_EQ64(p.layout[1], 2);
-  GTS_EQ64(p.layout[2], 0);
+  GTS_EQ_ARRAY(p.layout, 1, 2, 0);
   GTS_EQ64(p.contiguous_dim, 1);
   GTS_EQ64(p.padded_shape[1], 32);
   GTS_EQ64(p.strides[1], 8);

@@ -31,27 +31,18 @@ static void original_ndim_in_messages(void** state) {
   assert_non_null(strstr(gtstorage_last_error(), "17"));
 
   double mem[24];
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = UINT32_MAX;
-  w.shape = shape3;
-  w.data = mem;
+  gtstorage_wrap_options w = gts_wrap_options(UINT32_MAX, shape3, mem);
   GTS_EXPECT(gtstorage_wrap(&w, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "ndim");
   expect_value_named("wrap", "ndim", "4294967295");
 
   o.ndim = 3;
   GTS_OK(gtstorage_create(&o, &h));
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = UINT32_MAX;
-  a.shape = shape3;
-  a.data = mem;
+  gtstorage_array a = gts_array(UINT32_MAX, shape3, mem);
   GTS_EXPECT(gtstorage_copy_from_array(h, &a), GTSTORAGE_ERROR_INVALID_ARGUMENT, "src.ndim");
   expect_value_named("copy_from_array", "src.ndim", "4294967295");
   GTS_EXPECT(gtstorage_copy_to_array(&a, h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "dst.ndim");
   expect_value_named("copy_to_array", "dst.ndim", "4294967295");
-  gtstorage_array src = GTSTORAGE_ARRAY_INIT;
-  src.ndim = 0x80000000u;
-  src.data = mem;
-  src.shape = shape3;
+  gtstorage_array src = gts_array(0x80000000u, shape3, mem);
   o.init = GTSTORAGE_INIT_COPY;
   o.source = &src;
   gtstorage_handle h2 = 0;
@@ -80,10 +71,7 @@ static void two_handle_calls_name_src_and_dst(void** state) {
   GTS_EXPECT(gtstorage_copy(0, good), GTSTORAGE_ERROR_INVALID_HANDLE, "dst:");
 
   double mem[24] = {0};
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = 3;
-  a.shape = shape3;
-  a.data = mem;
+  gtstorage_array a = gts_array(3, shape3, mem);
   GTS_EXPECT(gtstorage_copy_from_array(gone, &a), GTSTORAGE_ERROR_INVALID_HANDLE, "dst:");
   GTS_EXPECT(gtstorage_copy_to_array(&a, gone), GTSTORAGE_ERROR_INVALID_HANDLE, "src:");
   GTS_EXPECT(gtstorage_domain_view(gone, &v), GTSTORAGE_ERROR_INVALID_HANDLE, "src:");
@@ -113,8 +101,7 @@ static void misaligned_host_data_accepted(void** state) {
     unsigned char* base = raw + offset;
     assert_true(((uintptr_t)base) % 8 != 0);
     gtstorage_handle h = gts_wrap_host(3, shape3, base);
-    gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
-    GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+    gtstorage_interface_info info = gts_host_info(h);
     assert_ptr_equal(info.data, base); /* reported as it is */
 
     GTS_OK(gtstorage_fill_double(h, 2.5));
@@ -126,14 +113,10 @@ static void misaligned_host_data_accepted(void** state) {
     /* copies in and out, and between a misaligned and an aligned storage (F order) */
     double in[24], out[24];
     for (int i = 0; i < 24; ++i) in[i] = i * 1.25;
-    gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-    a.ndim = 3;
-    a.shape = shape3;
-    a.data = in;
+    gtstorage_array a = gts_array(3, shape3, in);
     GTS_OK(gtstorage_copy_from_array(h, &a));
     gtstorage_create_options o = gts_options(3, shape3, "F");
-    gtstorage_handle f = 0;
-    GTS_OK(gtstorage_create(&o, &f));
+    gtstorage_handle f = gts_create(&o);
     GTS_OK(gtstorage_copy(f, h));
     GTS_OK(gtstorage_fill_double(h, 0.0));
     GTS_OK(gtstorage_copy(h, f));

@@ -24,9 +24,7 @@ static void test_bench_field_strides(void** state) {
       options_3d(shape, "F", "<f8", GTSTORAGE_PITCH_PADDING_AVOID_ALIASING);
   gtstorage_plan_info p = gts_plan_of(&o);
   /* J rows: 4096 -> 4160 (65 lines); planes: 4160 * 512 = 2129920 (a 4 KiB multiple) -> +64. */
-  GTS_EQ64(p.strides[0], 8);
-  GTS_EQ64(p.strides[1], 4160);
-  GTS_EQ64(p.strides[2], 2129984);
+  GTS_EQ_ARRAY(p.strides, 8, 4160, 2129984);
   GTS_EQ64(p.padded_bytes, 2129984 * 128);
   GTS_EQ64(p.padded_shape[0], 512); /* only strides grow; extents keep GT4Py's padding */
 
@@ -191,12 +189,8 @@ static void test_storage_roundtrip(void** state) {
   gtstorage_create_options o =
       options_3d(shape, "F", "<f8", GTSTORAGE_PITCH_PADDING_AVOID_ALIASING);
   o.init = GTSTORAGE_INIT_ZEROS;
-  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
-  GTS_OK(gtstorage_create(&o, &h));
-  gtstorage_interface_info info;
-  memset(&info, 0, sizeof info);
-  info.struct_size = sizeof info;
-  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  gtstorage_handle h = gts_create(&o);
+  gtstorage_interface_info info = gts_host_info(h);
   /* F: 9 items (72 bytes) per I row, J stride 72 (< 4 KiB, kept), K stride 72 * 512 = 36864 =
    * 9 * 4096 = 576 * 64 (even): raised to 577 * 64. */
   GTS_EQ64(info.strides[1], 72);
@@ -217,10 +211,7 @@ static void test_storage_roundtrip(void** state) {
     src[i++] = gts_value(idx, 3) + 0.25 * (double)idx[1];
   } while (gts_next_index(idx, shape, 3));
 
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = 3;
-  a.shape = shape;
-  a.data = src;
+  gtstorage_array a = gts_array(3, shape, src);
   GTS_OK(gtstorage_copy_from_array(h, &a));
   i = 0;
   do {
@@ -239,10 +230,7 @@ static void test_storage_roundtrip(void** state) {
       {2, 0, 1, GTSTORAGE_SLICE_INDEX, 0}};
   gtstorage_handle v = GTSTORAGE_NULL_HANDLE;
   GTS_OK(gtstorage_slice(h, spec, 3, &v));
-  gtstorage_interface_info vi;
-  memset(&vi, 0, sizeof vi);
-  vi.struct_size = sizeof vi;
-  GTS_OK(gtstorage_interface(v, GTSTORAGE_SIDE_HOST, &vi));
+  gtstorage_interface_info vi = gts_host_info(v);
   assert_int_equal(vi.ndim, 2);
   assert_ptr_equal(vi.data, (char*)info.data + 2 * 36928);
   GTS_OK(gtstorage_release(v));

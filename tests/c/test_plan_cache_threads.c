@@ -157,12 +157,11 @@ static void random_request(gts_rng* g, request* r) {
 static void flush_memo(void) {
   for (int k = 0; k < FLUSH; ++k) {
     int64_t shape[1] = {1000 + k};
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     gtstorage_plan_info p;
     memset(&p, 0, sizeof p);
     p.struct_size = sizeof p;
-    o.ndim = 1;
-    o.shape = shape;
+    o = gts_options(1, shape, NULL);
     gtstorage_plan(&o, &p);
   }
 }
@@ -231,17 +230,9 @@ static void make_pool(request* pool, uint64_t seed) {
 }
 
 static void register_variant(const char* name, int variant) {
-  gtstorage_preset_info p = GTSTORAGE_PRESET_INFO_INIT;
-  snprintf(p.name, sizeof p.name, "%s", name);
-  if (variant == 0) {
-    p.alignment = 8;
-    p.alignment_unit = GTSTORAGE_ALIGN_ELEMENTS;
-    p.base_layout[0] = 2, p.base_layout[1] = 1, p.base_layout[2] = 0;
-  } else {
-    p.alignment = 64;
-    p.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-    p.base_layout[0] = 1, p.base_layout[1] = 2, p.base_layout[2] = 0;
-  }
+  const gtstorage_preset_info p = variant == 0
+                                      ? gts_preset(name, 8, GTSTORAGE_ALIGN_ELEMENTS, 2, 1, 0)
+                                      : gts_preset(name, 64, GTSTORAGE_ALIGN_BYTES, 1, 2, 0);
   GTS_OK(gtstorage_preset_register(&p));
 }
 
@@ -444,12 +435,11 @@ static void test_threads_and_registration(void** state) {
  * are still planned correctly, every time. */
 static void test_unmemoizable_requests(void** state) {
   int64_t shape[12] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   gtstorage_plan_info a, b;
   char long_name[200];
   (void)state;
-  o.ndim = 12;
-  o.shape = shape;
+  o = gts_options(12, shape, NULL);
   /* Longer than a memo key's room for dims (whatever the parser makes of it). */
   o.dims = "I,J,K,0,1,2,3,4,5,6,7,8                                                        ";
   memset(&a, 0, sizeof a);

@@ -260,8 +260,7 @@ static void test_random_plans(void** state) {
                      info.layout[d], q.layout[d]);
         }
         GTS_EQ64(info.aligned_index[d], ai[d]);
-        GTS_EQ64(info.halo[d][0], q.halo[2 * d]);
-        GTS_EQ64(info.halo[d][1], q.halo[2 * d + 1]);
+        GTS_EQ_ARRAY(info.halo[d], q.halo[2 * d], q.halo[2 * d + 1]);
         GTS_EQ64(info.origin[d], q.halo[2 * d]);
       }
       /* The descriptor's layout is a permutation consistent with its strides. */
@@ -314,13 +313,12 @@ static void test_large_alignments(void** state) {
   (void)state;
   for (int a = 0; a < 3; ++a)
     for (int t = 0; t < NDTYPES; ++t) {
-      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+      gtstorage_create_options o;
       int64_t shape[3] = {5, 6, 7}, halo[6] = {1, 1, 2, 0, 3, 1};
       gtstorage_handle h = 0;
       gtstorage_interface_info info;
       int64_t lin;
-      o.ndim = 3;
-      o.shape = shape;
+      o = gts_options(3, shape, NULL);
       o.halo = halo;
       o.dtype = kDtypes[t].in;
       o.alignment_bytes = aligns[a];

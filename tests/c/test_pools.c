@@ -59,8 +59,7 @@ static void released_block_is_reused(void** state) {
   assert_int_equal(after.held_blocks, 0);
   assert_int_equal(after.held_bytes, 0);
   /* Library-wide counters add the pools up. */
-  gtstorage_stats s = GTSTORAGE_STATS_INIT;
-  GTS_OK(gtstorage_get_stats(&s));
+  const gtstorage_stats s = gts_stats();
   assert_true(s.pool_hits >= after.hits);
   assert_true(s.pool_high_water_bytes >= 64 * 64 * 32 * 8);
   GTS_OK(gtstorage_release(b));
@@ -95,15 +94,13 @@ static void expect_all(gtstorage_handle h, int64_t n, double value) {
 static void small_storages_created_again(void** state) {
   (void)state;
   const int64_t shape[3] = {4, 4, 4};
-  gtstorage_stats before = GTSTORAGE_STATS_INIT;
-  GTS_OK(gtstorage_get_stats(&before));
+  const gtstorage_stats before = gts_stats();
   gtstorage_handle a = make(shape, 3, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
   const gtstorage_interface_info first = gts_host_info(a);
   double* p = (double*)host_data(a);
   for (int i = 0; i < 64; ++i) p[i] = 7.0;
   GTS_OK(gtstorage_release(a));
-  gtstorage_stats after = GTSTORAGE_STATS_INIT;
-  GTS_OK(gtstorage_get_stats(&after));
+  gtstorage_stats after = gts_stats();
   assert_int_equal(after.live_buffers, before.live_buffers);
   assert_int_equal(after.host_bytes, before.host_bytes);
 
@@ -116,8 +113,7 @@ static void small_storages_created_again(void** state) {
   o.init = GTSTORAGE_INIT_VALUE;
   o.fill_value = &value;
   o.readonly = 1;
-  gtstorage_handle c = GTSTORAGE_NULL_HANDLE;
-  GTS_OK(gtstorage_create(&o, &c));
+  gtstorage_handle c = gts_create(&o);
   expect_all(c, 64, 2.5);
   assert_int_equal(gtstorage_fill_double(c, 1.0), GTSTORAGE_ERROR_READONLY);
   GTS_OK(gtstorage_release(c));
@@ -143,7 +139,7 @@ static void small_storages_created_again(void** state) {
   assert_int_equal(again.readonly, 0);
   expect_all(e, 64, 0.0);
   GTS_OK(gtstorage_release(e));
-  GTS_OK(gtstorage_get_stats(&after));
+  after = gts_stats();
   assert_int_equal(after.live_buffers, before.live_buffers);
   assert_int_equal(after.host_bytes, before.host_bytes);
 }
@@ -164,6 +160,14 @@ static void waste_bound(void** state) {
   GTS_OK(gtstorage_release(c));
 }
 
+/* Trims every pool to nothing; the library then holds no pooled bytes. Returns its statistics. */
+static gtstorage_stats trim_all_pools(void) {
+  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  const gtstorage_stats g = gts_stats();
+  assert_int_equal(g.pool_held_bytes, 0);
+  return g;
+}
+
 static void limit_and_trim(void** state) {
   (void)state;
   const int64_t shape[1] = {1 << 17};
@@ -180,14 +184,10 @@ static void limit_and_trim(void** state) {
   /* Trim to one block, then to nothing. */
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_HOST, INT64_C(1) << 20));
   assert_int_equal(pool(GTSTORAGE_MEMORY_HOST).held_blocks, 1);
-  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  assert_int_equal(trim_all_pools().host_bytes, 0);
   s = pool(GTSTORAGE_MEMORY_HOST);
   assert_int_equal(s.held_bytes, 0);
   assert_int_equal(s.held_blocks, 0);
-  gtstorage_stats g = GTSTORAGE_STATS_INIT;
-  GTS_OK(gtstorage_get_stats(&g));
-  assert_int_equal(g.pool_held_bytes, 0);
-  assert_int_equal(g.host_bytes, 0);
   /* Limit 0: pooling off, a release frees at once. */
   GTS_OK(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_HOST, 0));
   gtstorage_handle a = make(shape, 1, "numpy", GTSTORAGE_INIT_UNINITIALIZED);
@@ -355,8 +355,7 @@ static void device_blocks_are_reused(void** state) {
   gtstorage_create_options o = gts_options(3, shape, "gt:gpu");
   o.managed = GTSTORAGE_MANAGED_MIRROR;
   o.host_memory = GTSTORAGE_HOST_PINNED;
-  gtstorage_handle m = GTSTORAGE_NULL_HANDLE;
-  GTS_OK(gtstorage_create(&o, &m));
+  gtstorage_handle m = gts_create(&o);
   void* pinned = host_data(m);
   GTS_OK(gtstorage_release(m));
   GTS_OK(gtstorage_create(&o, &m));
@@ -365,13 +364,9 @@ static void device_blocks_are_reused(void** state) {
   GTS_OK(gtstorage_release(m));
   /* Trim: nothing kept anywhere, no device or host bytes left. */
   wait_device();
-  GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
+  assert_int_equal(trim_all_pools().device_bytes, 0);
   assert_int_equal(pool(GTSTORAGE_MEMORY_DEVICE).held_bytes, 0);
   assert_int_equal(pool(GTSTORAGE_MEMORY_PINNED_HOST).held_bytes, 0);
-  gtstorage_stats g = GTSTORAGE_STATS_INIT;
-  GTS_OK(gtstorage_get_stats(&g));
-  assert_int_equal(g.device_bytes, 0);
-  assert_int_equal(g.pool_held_bytes, 0);
   /* Limit 0: the device memory is not pooled (a fresh block each time, nothing kept). */
   GTS_OK(gtstorage_pool_set_limit(GTSTORAGE_MEMORY_DEVICE, 0));
   gtstorage_handle c = make(shape, 3, "gt:gpu", GTSTORAGE_INIT_ZEROS);

@@ -114,9 +114,7 @@ static void test_aliases(void** state) {
   GTS_EQ64(gtmc.alignment, 8);
   GTS_EQ64(gtmc.alignment_unit, GTSTORAGE_ALIGN_ELEMENTS);
   GTS_EQ64(gtmc.device, GTSTORAGE_DEVICE_CPU);
-  GTS_EQ64(gtmc.base_layout[0], 2);
-  GTS_EQ64(gtmc.base_layout[1], 0);
-  GTS_EQ64(gtmc.base_layout[2], 1);
+  GTS_EQ_ARRAY(gtmc.base_layout, 2, 0, 1);
 }
 
 /* The effective alignment in a plan: elements times itemsize, or bytes as given. */
@@ -127,14 +125,12 @@ static void test_alignment_in_plan(void** state) {
   (void)state;
   for (int i = 0; i < NTABLE; ++i) {
     for (int t = 0; t < 5; ++t) {
-      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+      gtstorage_create_options o;
       gtstorage_plan_info p;
       int64_t want =
           kTable[i].unit == EL ? kTable[i].alignment * itemsizes[t] : kTable[i].alignment;
-      o.ndim = 3;
-      o.shape = shape;
+      o = gts_options(3, shape, kTable[i].name);
       o.dtype = dtypes[t];
-      o.preset = kTable[i].name;
       p = gts_plan_of(&o);
       if (p.alignment_bytes != want)
         fail_msg("%s %s: alignment_bytes %" PRId64 ", expected %" PRId64, kTable[i].name, dtypes[t],
@@ -148,18 +144,15 @@ static void test_alignment_in_plan(void** state) {
 
 /* No preset named: "numpy". */
 static void test_default_preset_is_numpy(void** state) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   int64_t shape[3] = {3, 4, 5};
   gtstorage_plan_info p;
   (void)state;
-  o.ndim = 3;
-  o.shape = shape;
+  o = gts_options(3, shape, NULL);
   p = gts_plan_of(&o);
   assert_string_equal(p.preset, "numpy");
   assert_string_equal(p.typestr, "<f8");
-  GTS_EQ64(p.strides[0], 160);
-  GTS_EQ64(p.strides[1], 40);
-  GTS_EQ64(p.strides[2], 8);
+  GTS_EQ_ARRAY(p.strides, 160, 40, 8);
 }
 
 /* Unknown names fail with UNKNOWN_PRESET and a message listing every known name. */
@@ -194,7 +187,7 @@ static void test_unknown_preset(void** state) {
 
 /* Registering a new preset and creating storages with it; re-registering replaces it. */
 static void test_register_and_use(void** state) {
-  gtstorage_preset_info in = GTSTORAGE_PRESET_INFO_INIT, out;
+  gtstorage_preset_info in = gts_preset("test:ifirst16", 16, GTSTORAGE_ALIGN_BYTES, 2, 1, 0), out;
   gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
   gtstorage_interface_info info;
   gtstorage_handle h = 0;
@@ -202,14 +195,6 @@ static void test_register_and_use(void** state) {
   int32_t before = 0, after = 0;
   (void)state;
   GTS_OK(gtstorage_preset_count(&before));
-  snprintf(in.name, sizeof in.name, "test:ifirst16");
-  in.alignment = 16;
-  in.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-  in.device = GTSTORAGE_DEVICE_CPU;
-  in.rule = GTSTORAGE_RULE_BY_DIMS;
-  in.base_layout[0] = 2;
-  in.base_layout[1] = 1;
-  in.base_layout[2] = 0;
   GTS_OK(gtstorage_preset_register(&in));
   GTS_OK(gtstorage_preset_count(&after));
   GTS_EQ64(after, before + 1);
@@ -233,12 +218,8 @@ static void test_register_and_use(void** state) {
   o.preset = "test:ifirst16";
   GTS_OK(gtstorage_create(&o, &h));
   info = gts_host_info(h);
-  GTS_EQ64(info.strides[0], 8);
-  GTS_EQ64(info.strides[1], 32);
-  GTS_EQ64(info.strides[2], 128);
-  GTS_EQ64(info.layout[0], 2);
-  GTS_EQ64(info.layout[1], 1);
-  GTS_EQ64(info.layout[2], 0);
+  GTS_EQ_ARRAY(info.strides, 8, 32, 128);
+  GTS_EQ_ARRAY(info.layout, 2, 1, 0);
   GTS_EQ64((uintptr_t)info.data % 16, 0);
   GTS_OK(gtstorage_release(h));
 
@@ -273,12 +254,8 @@ static void test_register_and_use(void** state) {
   o.dtype = "<f8";
   {
     gtstorage_plan_info p = gts_plan_of(&o);
-    GTS_EQ64(p.layout[0], 2);
-    GTS_EQ64(p.layout[1], 1);
-    GTS_EQ64(p.layout[2], 0);
-    GTS_EQ64(p.strides[0], 8);
-    GTS_EQ64(p.strides[1], 24);
-    GTS_EQ64(p.strides[2], 96);
+    GTS_EQ_ARRAY(p.layout, 2, 1, 0);
+    GTS_EQ_ARRAY(p.strides, 8, 24, 96);
   }
 
   /* A GPU preset resolves to the GPU device in a plan (plans need no device). */
@@ -306,16 +283,9 @@ static void test_register_and_use(void** state) {
 static void test_replace_builtin_refused(void** state) {
   (void)state;
   for (int i = 0; i < NTABLE; ++i) {
-    gtstorage_preset_info in = GTSTORAGE_PRESET_INFO_INIT, after;
+    gtstorage_preset_info in = gts_preset(kTable[i].name, 256, GTSTORAGE_ALIGN_BYTES, 1, 0, 2);
+    gtstorage_preset_info after;
     int32_t n0 = 0, n1 = 0;
-    snprintf(in.name, sizeof in.name, "%s", kTable[i].name);
-    in.alignment = 256;
-    in.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-    in.device = GTSTORAGE_DEVICE_CPU;
-    in.rule = GTSTORAGE_RULE_BY_DIMS;
-    in.base_layout[0] = 1;
-    in.base_layout[1] = 0;
-    in.base_layout[2] = 2;
     GTS_OK(gtstorage_preset_count(&n0));
     GTS_EXPECT(gtstorage_preset_register(&in), GTSTORAGE_ERROR_INVALID_ARGUMENT, "built|name");
     GTS_OK(gtstorage_preset_count(&n1));
@@ -330,13 +300,11 @@ static void test_every_preset_creates(void** state) {
   int64_t shape[3] = {3, 4, 5};
   (void)state;
   for (int i = 0; i < NTABLE; ++i) {
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     gtstorage_handle h = 0;
     gtstorage_interface_info info;
     int64_t align = kTable[i].unit == EL ? kTable[i].alignment * 8 : kTable[i].alignment;
-    o.ndim = 3;
-    o.shape = shape;
-    o.preset = kTable[i].name;
+    o = gts_options(3, shape, kTable[i].name);
     o.device = GTSTORAGE_DEVICE_CPU;
     o.init = GTSTORAGE_INIT_ZEROS;
     GTS_OK(gtstorage_create(&o, &h));

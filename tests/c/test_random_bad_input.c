@@ -93,6 +93,11 @@ static int32_t wild_i32(void) {
   return chance(85) ? PICK(v) : (int32_t)rnd();
 }
 
+/* An enum-like argument: pct% of the time one of the n values from lo, else a wild one. */
+static int32_t pick_i32(unsigned pct, int32_t lo, uint64_t n) {
+  return chance(pct) ? lo + (int32_t)below(n) : wild_i32();
+}
+
 /* struct_size: right most of the time, else 0, off by a bit, or absurd. */
 static uint32_t struct_size_of(size_t right) {
   if (chance(92)) return (uint32_t)right;
@@ -681,6 +686,20 @@ static void make_array(gtstorage_array* a, const hrec* r, int64_t* shape, int64_
 /* ---------------------------------------------------------------------------------------------- */
 /* Operations. */
 
+/* The fields that create and wrap options share, drawn alike for both (in this order):
+ * struct_size, ndim, the extents in `shape` (zero ones too if allow_zero), the shape pointer,
+ * the dtype with its `itemsize`, and the dims written into the char array `dims_buf`. */
+#define PICK_GEOMETRY(o, shape, allow_zero, itemsize, dims_buf) \
+  do {                                                          \
+    (o).struct_size = struct_size_of(sizeof(o));                \
+    (o).ndim = pick_ndim();                                     \
+    pick_shape(shape, (o).ndim, allow_zero);                    \
+    (o).shape = chance(98) ? (shape) : NULL;                    \
+    (itemsize) = 8;                                             \
+    (o).dtype = pick_dtype(&(itemsize));                        \
+    (o).dims = pick_dims((o).ndim, dims_buf, sizeof(dims_buf)); \
+  } while (0)
+
 static void op_create(void) {
   int64_t shape[GTSTORAGE_MAX_NDIM + 1], halo[2 * (GTSTORAGE_MAX_NDIM + 1)],
       aligned[GTSTORAGE_MAX_NDIM + 1];
@@ -689,13 +708,8 @@ static void op_create(void) {
   char dims_buf[128];
   gtstorage_array source;
   gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.struct_size = struct_size_of(sizeof o);
-  o.ndim = pick_ndim();
-  pick_shape(shape, o.ndim, 0);
-  o.shape = chance(98) ? shape : NULL;
-  int64_t itemsize = 8;
-  o.dtype = pick_dtype(&itemsize);
-  o.dims = pick_dims(o.ndim, dims_buf, sizeof dims_buf);
+  int64_t itemsize;
+  PICK_GEOMETRY(o, shape, 0, itemsize, dims_buf);
   o.preset = pick_preset();
   if (chance(30)) {
     pick_permutation(layout, o.ndim, chance(80));
@@ -713,13 +727,13 @@ static void op_create(void) {
     o.aligned_index = aligned;
   }
   o.alignment_bytes = pick_alignment();
-  o.init = chance(90) ? (int32_t)below(5) : wild_i32();
-  o.device = chance(92) ? (int32_t)below(3) : wild_i32();
-  o.device_id = chance(90) ? (int32_t)below(3) - 1 : wild_i32();
-  o.managed = chance(92) ? (int32_t)below(4) : wild_i32();
-  o.host_memory = chance(92) ? (int32_t)below(2) : wild_i32();
+  o.init = pick_i32(90, 0, 5);
+  o.device = pick_i32(92, 0, 3);
+  o.device_id = pick_i32(90, -1, 3);
+  o.managed = pick_i32(92, 0, 4);
+  o.host_memory = pick_i32(92, 0, 2);
   o.readonly = chance(85) ? 0 : (chance(50) ? 1 : wild_i32());
-  o.pool = chance(92) ? (int32_t)below(2) : wild_i32(); /* read only by 1.1 callers */
+  o.pool = pick_i32(92, 0, 2); /* read only by 1.1 callers */
   o.fill_value = chance(95) ? value16 : NULL;
   if (o.init == GTSTORAGE_INIT_COPY && chance(95)) {
     hrec fake;
@@ -810,13 +824,8 @@ static void op_wrap(void) {
   char dims_buf[128];
   static unsigned char dummy[64] __attribute__((aligned(64)));
   gtstorage_wrap_options o = GTSTORAGE_WRAP_OPTIONS_INIT;
-  o.struct_size = struct_size_of(sizeof o);
-  o.ndim = pick_ndim();
-  pick_shape(shape, o.ndim, 1);
-  o.shape = chance(98) ? shape : NULL;
-  int64_t itemsize = 8;
-  o.dtype = pick_dtype(&itemsize);
-  o.dims = pick_dims(o.ndim, dims_buf, sizeof dims_buf);
+  int64_t itemsize;
+  PICK_GEOMETRY(o, shape, 1, itemsize, dims_buf);
   if (chance(30)) {
     pick_halo(halo, shape, o.ndim);
     o.halo = halo;
@@ -834,8 +843,8 @@ static void op_wrap(void) {
     o.device_strides = dstrides;
   }
   o.readonly = chance(85) ? 0 : 1;
-  o.device_id = chance(90) ? (int32_t)below(3) - 1 : wild_i32();
-  o.sync_state = chance(92) ? (int32_t)below(3) : wild_i32();
+  o.device_id = pick_i32(90, -1, 3);
+  o.sync_state = pick_i32(92, 0, 3);
   o.reserved = chance(97) ? 0 : 1;
   if (chance(40)) {
     /* A fully valid wrap of small extents. */
@@ -947,26 +956,6 @@ static void op_release(void) {
   if (--live[i].refs == 0) forget_handle(i);
 }
 
-static void op_refcount(void) {
-  gtstorage_handle h;
-  const int i = pick_handle(&h);
-  int64_t count;
-  PRESET_OUT(count);
-  const int null_out = chance(5);
-  describe("gtstorage_refcount(%#llx, %s)", (unsigned long long)h, null_out ? "NULL" : "&count");
-  const int rc = checked(gtstorage_refcount(h, null_out ? NULL : &count));
-  CHECK_UNTOUCHED_ON_FAIL(rc, count);
-  if (null_out) {
-    expect_fail(rc, "out_count is NULL");
-  } else if (i < 0) {
-    expect_status(rc, GTSTORAGE_ERROR_INVALID_HANDLE, "invalid handle");
-  } else {
-    expect_status(rc, GTSTORAGE_OK, "live handle");
-    if (count != live[i].refs)
-      BUG("refcount %lld, expected %lld", (long long)count, (long long)live[i].refs);
-  }
-}
-
 static void pick_slice(gtstorage_slice_spec* spec, const hrec* r) {
   for (int d = 0; d < GTSTORAGE_MAX_NDIM + 1; ++d) {
     const int64_t e = r && d < (int)r->ndim ? r->shape[d] : 4;
@@ -1057,58 +1046,181 @@ static void op_domain_view(void) {
 }
 
 static int32_t pick_side(void) {
-  return chance(92) ? (int32_t)below(2) : wild_i32();
+  return pick_i32(92, 0, 2);
 }
 
-static void op_interface(void) {
-  gtstorage_handle h;
-  const int i = pick_handle(&h);
-  const int32_t side = pick_side();
-  gtstorage_interface_info info;
-  PRESET_OUT(info);
-  info.struct_size = struct_size_of(sizeof info);
-  const int null_out = chance(3);
-  describe("gtstorage_interface(%#llx, side %d, struct_size %u%s)", (unsigned long long)h, side,
-           info.struct_size, null_out ? ", out NULL" : "");
-  const int rc = checked(gtstorage_interface(h, side, null_out ? NULL : &info));
-  if (rc != GTSTORAGE_OK && !untouched((const unsigned char*)&info + 4, sizeof info - 4))
-    BUG("failed but modified its output");
+/* ---------------------------------------------------------------------------------------------- */
+/* Queries: calls that read into one output and change nothing. One row of `queries` each; they
+ * share how the arguments are drawn (handle, side, struct_size, then a NULL output, in that
+ * order), the described call and the checks on the output. */
+
+/* Room for the output of any query. */
+typedef union query_out {
+  int64_t count;
+  int32_t value;
+  void* pointer;
+  gtstorage_interface_info interface;
+  gtstorage_transfer_stats transfer;
+  gtstorage_stats stats;
+} query_out;
+
+/* What a query takes: a handle, a side; an output that begins with its struct_size. */
+enum { Q_HANDLE = 1, Q_SIDE = 2, Q_SIZED = 4 };
+
+typedef struct query {
+  const char* name;
+  unsigned args;
+  unsigned null_pct; /* how often the output pointer is NULL */
+  size_t out_size;   /* of the output type proper, not of query_out */
+  int (*call)(gtstorage_handle h, int32_t side, query_out* out);
+  /* What the result must satisfy beyond the common checks; NULL: nothing. i indexes live[]
+   * (-1: an invalid handle). */
+  void (*check)(int rc, int i, int null_out, const query_out* out);
+} query;
+
+typedef struct query_result {
+  int rc;
+  int null_out;
+  query_out out;
+} query_result;
+
+static int call_refcount(gtstorage_handle h, int32_t side, query_out* out) {
+  (void)side;
+  return gtstorage_refcount(h, out ? &out->count : NULL);
+}
+static int call_interface(gtstorage_handle h, int32_t side, query_out* out) {
+  return gtstorage_interface(h, side, out ? &out->interface : NULL);
+}
+static int call_data(gtstorage_handle h, int32_t side, query_out* out) {
+  return gtstorage_data(h, side, out ? &out->pointer : NULL);
+}
+static int call_has_side(gtstorage_handle h, int32_t side, query_out* out) {
+  return gtstorage_has_side(h, side, out ? &out->value : NULL);
+}
+static int call_sync_state(gtstorage_handle h, int32_t side, query_out* out) {
+  (void)side;
+  return gtstorage_get_sync_state(h, out ? &out->value : NULL);
+}
+static int call_transfer_stats(gtstorage_handle h, int32_t side, query_out* out) {
+  (void)side;
+  return gtstorage_get_transfer_stats(h, out ? &out->transfer : NULL);
+}
+static int call_preset_count(gtstorage_handle h, int32_t side, query_out* out) {
+  (void)h, (void)side;
+  return gtstorage_preset_count(out ? &out->value : NULL);
+}
+static int call_device_count(gtstorage_handle h, int32_t side, query_out* out) {
+  (void)h, (void)side;
+  return gtstorage_device_count(out ? &out->value : NULL);
+}
+static int call_get_device(gtstorage_handle h, int32_t side, query_out* out) {
+  (void)h, (void)side;
+  return gtstorage_get_device(out ? &out->value : NULL);
+}
+static int call_get_stats(gtstorage_handle h, int32_t side, query_out* out) {
+  (void)h, (void)side;
+  return gtstorage_get_stats(out ? &out->stats : NULL);
+}
+
+static void check_refcount(int rc, int i, int null_out, const query_out* out) {
+  if (null_out) {
+    expect_fail(rc, "out_count is NULL");
+  } else if (i < 0) {
+    expect_status(rc, GTSTORAGE_ERROR_INVALID_HANDLE, "invalid handle");
+  } else {
+    expect_status(rc, GTSTORAGE_OK, "live handle");
+    if (out->count != live[i].refs)
+      BUG("refcount %lld, expected %lld", (long long)out->count, (long long)live[i].refs);
+  }
+}
+static void check_interface(int rc, int i, int null_out, const query_out* out) {
+  const gtstorage_interface_info* info = &out->interface;
+  (void)null_out;
   if (rc != GTSTORAGE_OK) return;
-  if (i < 0) BUG("succeeded on an invalid handle");
-  if (!same_shape(info.ndim, info.shape, live[i].ndim, live[i].shape))
+  if (!same_shape(info->ndim, info->shape, live[i].ndim, live[i].shape))
     BUG("interface shape differs from the handle's");
-  if (info.itemsize != live[i].itemsize) BUG("interface itemsize changed");
-  if (strnlen(info.typestr, sizeof info.typestr) == sizeof info.typestr)
+  if (info->itemsize != live[i].itemsize) BUG("interface itemsize changed");
+  if (strnlen(info->typestr, sizeof info->typestr) == sizeof info->typestr)
     BUG("typestr not terminated");
 }
-
-static void op_data(void) {
-  gtstorage_handle h;
-  const int i = pick_handle(&h);
-  const int32_t side = pick_side();
-  void* p;
-  PRESET_OUT(p);
-  const int null_out = chance(4);
-  describe("gtstorage_data(%#llx, side %d%s)", (unsigned long long)h, side,
-           null_out ? ", out NULL" : "");
-  const int rc = checked(gtstorage_data(h, side, null_out ? NULL : &p));
-  CHECK_UNTOUCHED_ON_FAIL(rc, p);
-  if (rc == GTSTORAGE_OK && i < 0) BUG("succeeded on an invalid handle");
+static void check_has_side(int rc, int i, int null_out, const query_out* out) {
+  (void)i, (void)null_out;
+  if (rc == GTSTORAGE_OK && out->value != 0 && out->value != 1) BUG("has_side %d", out->value);
+}
+static void check_sync_state(int rc, int i, int null_out, const query_out* out) {
+  (void)i, (void)null_out;
+  if (rc == GTSTORAGE_OK && (out->value < 0 || out->value > 2))
+    BUG("bad result, state %d", out->value);
+}
+static void check_transfer_stats(int rc, int i, int null_out, const query_out* out) {
+  (void)i, (void)null_out;
+  if (rc == GTSTORAGE_OK && (out->transfer.h2d_count < 0 || out->transfer.d2h_count < 0))
+    BUG("bad result");
+}
+static void check_preset_count(int rc, int i, int null_out, const query_out* out) {
+  (void)i, (void)null_out;
+  if (rc == GTSTORAGE_OK && out->value < npreset_names)
+    BUG("preset count shrank to %d", out->value);
+}
+static void check_device_count(int rc, int i, int null_out, const query_out* out) {
+  (void)i, (void)null_out;
+  if (rc == GTSTORAGE_OK && out->value < 0) BUG("device count %d", out->value);
 }
 
-static void op_has_side(void) {
-  gtstorage_handle h;
-  const int i = pick_handle(&h);
-  const int32_t side = pick_side();
-  int32_t has;
-  PRESET_OUT(has);
-  const int null_out = chance(4);
-  describe("gtstorage_has_side(%#llx, side %d%s)", (unsigned long long)h, side,
-           null_out ? ", out NULL" : "");
-  const int rc = checked(gtstorage_has_side(h, side, null_out ? NULL : &has));
-  CHECK_UNTOUCHED_ON_FAIL(rc, has);
-  if (rc == GTSTORAGE_OK && i < 0) BUG("succeeded on an invalid handle");
-  if (rc == GTSTORAGE_OK && has != 0 && has != 1) BUG("has_side %d", has);
+enum {
+  QUERY_REFCOUNT,
+  QUERY_INTERFACE,
+  QUERY_DATA,
+  QUERY_HAS_SIDE,
+  QUERY_SYNC_STATE,
+  QUERY_TRANSFER_STATS,
+  QUERY_PRESET_COUNT,
+  QUERY_DEVICE_COUNT,
+  QUERY_GET_DEVICE,
+  QUERY_GET_STATS
+};
+
+static const query queries[] = {
+    {"gtstorage_refcount", Q_HANDLE, 5, sizeof(int64_t), call_refcount, check_refcount},
+    {"gtstorage_interface", Q_HANDLE | Q_SIDE | Q_SIZED, 3, sizeof(gtstorage_interface_info),
+     call_interface, check_interface},
+    {"gtstorage_data", Q_HANDLE | Q_SIDE, 4, sizeof(void*), call_data, NULL},
+    {"gtstorage_has_side", Q_HANDLE | Q_SIDE, 4, sizeof(int32_t), call_has_side, check_has_side},
+    {"gtstorage_get_sync_state", Q_HANDLE, 4, sizeof(int32_t), call_sync_state, check_sync_state},
+    {"gtstorage_get_transfer_stats", Q_HANDLE | Q_SIZED, 3, sizeof(gtstorage_transfer_stats),
+     call_transfer_stats, check_transfer_stats},
+    {"gtstorage_preset_count", 0, 5, sizeof(int32_t), call_preset_count, check_preset_count},
+    {"gtstorage_device_count", 0, 5, sizeof(int32_t), call_device_count, check_device_count},
+    {"gtstorage_get_device", 0, 5, sizeof(int32_t), call_get_device, NULL},
+    {"gtstorage_get_stats", Q_SIZED, 5, sizeof(gtstorage_stats), call_get_stats, NULL}};
+
+/* Makes query q with drawn arguments; on failure its output must be untouched (but for the
+ * struct_size the test wrote), on success its handle must have been a live one. */
+static void run_query(const query* q, query_result* r) {
+  gtstorage_handle h = GTSTORAGE_NULL_HANDLE;
+  const int i = q->args & Q_HANDLE ? pick_handle(&h) : -1;
+  const int32_t side = q->args & Q_SIDE ? pick_side() : 0;
+  size_t kept = 0; /* leading bytes the test writes itself */
+  char args[96];
+  int n = 0;
+  PRESET_OUT(r->out);
+  args[0] = '\0';
+  if (q->args & Q_HANDLE)
+    n += snprintf(args + n, sizeof args - (size_t)n, "%#llx, ", (unsigned long long)h);
+  if (q->args & Q_SIDE) n += snprintf(args + n, sizeof args - (size_t)n, "side %d, ", side);
+  if (q->args & Q_SIZED) {
+    const uint32_t size = struct_size_of(q->out_size);
+    memcpy(&r->out, &size, sizeof size);
+    kept = sizeof size;
+    n += snprintf(args + n, sizeof args - (size_t)n, "struct_size %u, ", size);
+  }
+  r->null_out = chance(q->null_pct);
+  describe("%s(%sout %s)", q->name, args, r->null_out ? "NULL" : "set");
+  r->rc = checked(q->call(h, side, r->null_out ? NULL : &r->out));
+  if (r->rc != GTSTORAGE_OK && !untouched((const unsigned char*)&r->out + kept, q->out_size - kept))
+    BUG("failed but modified its output");
+  if (r->rc == GTSTORAGE_OK && (q->args & Q_HANDLE) && i < 0) BUG("succeeded on an invalid handle");
+  if (q->check != NULL) q->check(r->rc, i, r->null_out, &r->out);
 }
 
 static void op_copy(void) {
@@ -1186,7 +1298,7 @@ static uint64_t pick_stream(void) {
 static void op_sync(void) {
   gtstorage_handle h;
   const int i = pick_handle(&h);
-  const int32_t op = chance(90) ? 1 + (int32_t)below(11) : wild_i32();
+  const int32_t op = pick_i32(90, 1, 11);
   const uint32_t flags = chance(90) ? (uint32_t)below(2) : (uint32_t)rnd();
   const unsigned which = (unsigned)below(5);
   int rc;
@@ -1210,18 +1322,6 @@ static void op_sync(void) {
   if (rc == GTSTORAGE_OK && i < 0) BUG("succeeded on an invalid handle");
 }
 
-static void op_sync_state(void) {
-  gtstorage_handle h;
-  const int i = pick_handle(&h);
-  int32_t state;
-  PRESET_OUT(state);
-  const int null_out = chance(4);
-  describe("gtstorage_get_sync_state(%#llx%s)", (unsigned long long)h, null_out ? ", NULL" : "");
-  const int rc = checked(gtstorage_get_sync_state(h, null_out ? NULL : &state));
-  CHECK_UNTOUCHED_ON_FAIL(rc, state);
-  if (rc == GTSTORAGE_OK && (i < 0 || state < 0 || state > 2)) BUG("bad result, state %d", state);
-}
-
 static void op_set_stream(void) {
   gtstorage_handle h;
   const int i = pick_handle(&h);
@@ -1229,21 +1329,6 @@ static void op_set_stream(void) {
   describe("gtstorage_set_stream(%#llx, %llu)", (unsigned long long)h, (unsigned long long)stream);
   const int rc = checked(gtstorage_set_stream(h, stream));
   if (i < 0) expect_status(rc, GTSTORAGE_ERROR_INVALID_HANDLE, "invalid handle");
-}
-
-static void op_transfer_stats(void) {
-  gtstorage_handle h;
-  const int i = pick_handle(&h);
-  gtstorage_transfer_stats t;
-  PRESET_OUT(t);
-  t.struct_size = struct_size_of(sizeof t);
-  const int null_out = chance(3);
-  describe("gtstorage_get_transfer_stats(%#llx, size %u%s)", (unsigned long long)h, t.struct_size,
-           null_out ? ", NULL" : "");
-  const int rc = checked(gtstorage_get_transfer_stats(h, null_out ? NULL : &t));
-  if (rc != GTSTORAGE_OK && !untouched((const unsigned char*)&t + 4, sizeof t - 4))
-    BUG("failed but modified its output");
-  if (rc == GTSTORAGE_OK && (i < 0 || t.h2d_count < 0 || t.d2h_count < 0)) BUG("bad result");
 }
 
 static void op_dlpack_export(void) {
@@ -1304,17 +1389,12 @@ static void op_presets(void) {
   const unsigned which = (unsigned)below(4);
   int rc;
   if (which == 0) {
-    int32_t count;
-    PRESET_OUT(count);
-    const int null_out = chance(5);
-    describe("gtstorage_preset_count(%s)", null_out ? "NULL" : "&count");
-    rc = checked(gtstorage_preset_count(null_out ? NULL : &count));
-    CHECK_UNTOUCHED_ON_FAIL(rc, count);
-    if (rc == GTSTORAGE_OK && count < npreset_names) BUG("preset count shrank to %d", count);
+    query_result count;
+    run_query(&queries[QUERY_PRESET_COUNT], &count);
     return;
   }
   if (which == 1) {
-    const int32_t index = chance(80) ? (int32_t)below(24) - 2 : wild_i32();
+    const int32_t index = pick_i32(80, -2, 24);
     describe("gtstorage_preset_at(%d, size %u)", index, info.struct_size);
     rc = checked(gtstorage_preset_at(index, chance(3) ? NULL : &info));
   } else if (which == 2) {
@@ -1338,9 +1418,9 @@ static void op_presets(void) {
     }
     const int64_t aligns[] = {1, 2, 8, 64, 128, 3, 0, -4, (int64_t)1 << 40, INT64_MIN};
     p.alignment = PICK(aligns);
-    p.alignment_unit = chance(90) ? (int32_t)below(2) : wild_i32();
-    p.device = chance(90) ? 1 + (int32_t)below(2) : wild_i32();
-    p.rule = chance(90) ? (int32_t)below(3) : wild_i32();
+    p.alignment_unit = pick_i32(90, 0, 2);
+    p.device = pick_i32(90, 1, 2);
+    p.rule = pick_i32(90, 0, 3);
     int32_t perm[GTSTORAGE_MAX_NDIM + 1];
     pick_permutation(perm, 3, 1);
     memcpy(p.base_layout, perm, sizeof p.base_layout);
@@ -1359,13 +1439,8 @@ static void op_presets(void) {
 static void op_devices(void) {
   const unsigned which = (unsigned)below(5);
   if (which == 0) {
-    int32_t count;
-    PRESET_OUT(count);
-    const int null_out = chance(5);
-    describe("gtstorage_device_count(%s)", null_out ? "NULL" : "&count");
-    const int rc = checked(gtstorage_device_count(null_out ? NULL : &count));
-    CHECK_UNTOUCHED_ON_FAIL(rc, count);
-    if (rc == GTSTORAGE_OK && count < 0) BUG("device count %d", count);
+    query_result count;
+    run_query(&queries[QUERY_DEVICE_COUNT], &count);
   } else if (which == 1) {
     char buf[32];
     PRESET_OUT(buf);
@@ -1376,19 +1451,15 @@ static void op_devices(void) {
     if (rc != GTSTORAGE_OK && !untouched(buf, sizeof buf)) BUG("failed but modified its output");
     if (rc == GTSTORAGE_OK && strnlen(buf, size) == size) BUG("name not terminated in buffer");
   } else if (which == 2) {
-    const int32_t id = chance(80) ? (int32_t)below(4) - 1 : wild_i32();
+    const int32_t id = pick_i32(80, -1, 4);
     describe("gtstorage_set_device(%d)", id);
     const int set_rc = checked(gtstorage_set_device(id));
-    int32_t current;
-    PRESET_OUT(current);
-    const int null_out = chance(5);
-    describe("gtstorage_get_device(%s)", null_out ? "NULL" : "&current");
-    const int rc = checked(gtstorage_get_device(null_out ? NULL : &current));
-    CHECK_UNTOUCHED_ON_FAIL(rc, current);
-    if (set_rc == GTSTORAGE_OK && rc != GTSTORAGE_OK && !null_out)
+    query_result current;
+    run_query(&queries[QUERY_GET_DEVICE], &current);
+    if (set_rc == GTSTORAGE_OK && current.rc != GTSTORAGE_OK && !current.null_out)
       BUG("no current device after set");
-    if (set_rc == GTSTORAGE_OK && rc == GTSTORAGE_OK && current != id) {
-      BUG("current device %d after gtstorage_set_device(%d)", current, id);
+    if (set_rc == GTSTORAGE_OK && current.rc == GTSTORAGE_OK && current.out.value != id) {
+      BUG("current device %d after gtstorage_set_device(%d)", current.out.value, id);
     }
   } else if (which == 3 && chance(20)) {
     static const char* const names[] = {"emulated", "cuda", "hip", "auto", "none",
@@ -1439,21 +1510,17 @@ static void op_misc(void) {
     const int rc = checked(gtstorage_wrap_options_init(null_out ? NULL : &o));
     if (rc == GTSTORAGE_OK && o.struct_size != sizeof o) BUG("init did not set struct_size");
   } else {
-    gtstorage_stats st;
-    PRESET_OUT(st);
-    st.struct_size = struct_size_of(sizeof st);
-    const int null_out = chance(5);
-    describe("gtstorage_get_stats(size %u%s)", st.struct_size, null_out ? ", NULL" : "");
-    const int rc = checked(gtstorage_get_stats(null_out ? NULL : &st));
-    if (rc != GTSTORAGE_OK && !untouched((const unsigned char*)&st + 4, sizeof st - 4))
-      BUG("failed but modified its output");
+    query_result stats;
+    run_query(&queries[QUERY_GET_STATS], &stats);
   }
 }
 
 /* ---------------------------------------------------------------------------------------------- */
 
+/* An operation and how often it is drawn: a function, or else a row of `queries`. */
 typedef struct weighted_op {
   void (*fn)(void);
+  const query* query;
   unsigned weight;
 } weighted_op;
 
@@ -1464,13 +1531,30 @@ static void op_copy_to_array(void) {
   op_copy_array(1);
 }
 
-static const weighted_op ops[] = {
-    {op_create, 14},         {op_wrap, 8},          {op_retain, 3},         {op_release, 9},
-    {op_refcount, 2},        {op_slice, 8},         {op_transpose, 4},      {op_domain_view, 3},
-    {op_interface, 4},       {op_data, 2},          {op_has_side, 2},       {op_copy, 5},
-    {op_copy_from_array, 4}, {op_copy_to_array, 4}, {op_fill, 5},           {op_sync, 7},
-    {op_sync_state, 2},      {op_set_stream, 1},    {op_transfer_stats, 1}, {op_dlpack_export, 3},
-    {op_dlpack_delete, 3},   {op_presets, 3},       {op_devices, 2},        {op_misc, 2}};
+static const weighted_op ops[] = {{op_create, NULL, 14},
+                                  {op_wrap, NULL, 8},
+                                  {op_retain, NULL, 3},
+                                  {op_release, NULL, 9},
+                                  {NULL, &queries[QUERY_REFCOUNT], 2},
+                                  {op_slice, NULL, 8},
+                                  {op_transpose, NULL, 4},
+                                  {op_domain_view, NULL, 3},
+                                  {NULL, &queries[QUERY_INTERFACE], 4},
+                                  {NULL, &queries[QUERY_DATA], 2},
+                                  {NULL, &queries[QUERY_HAS_SIDE], 2},
+                                  {op_copy, NULL, 5},
+                                  {op_copy_from_array, NULL, 4},
+                                  {op_copy_to_array, NULL, 4},
+                                  {op_fill, NULL, 5},
+                                  {op_sync, NULL, 7},
+                                  {NULL, &queries[QUERY_SYNC_STATE], 2},
+                                  {op_set_stream, NULL, 1},
+                                  {NULL, &queries[QUERY_TRANSFER_STATS], 1},
+                                  {op_dlpack_export, NULL, 3},
+                                  {op_dlpack_delete, NULL, 3},
+                                  {op_presets, NULL, 3},
+                                  {op_devices, NULL, 2},
+                                  {op_misc, NULL, 2}};
 
 static void run_one_step(unsigned total_weight) {
   /* Keep the live set bounded: release when it is full. */
@@ -1481,7 +1565,11 @@ static void run_one_step(unsigned total_weight) {
   unsigned w = (unsigned)below(total_weight);
   for (size_t k = 0; k < COUNT(ops); ++k) {
     if (w < ops[k].weight) {
-      ops[k].fn();
+      query_result result;
+      if (ops[k].fn != NULL)
+        ops[k].fn();
+      else
+        run_query(ops[k].query, &result);
       return;
     }
     w -= ops[k].weight;

@@ -35,10 +35,7 @@ static void readonly_wrapped_host_is_never_synced_into(void** state) {
   assert_int_equal(mprotect(host, 4096, PROT_READ), 0);
   gtstorage_handle owner = 0;
   double* device = device_memory(120, &owner);
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 3;
-  w.shape = shape3;
-  w.data = host;
+  gtstorage_wrap_options w = gts_wrap_options(3, shape3, host);
   w.device_data = device;
   w.readonly = 1;
   w.sync_state = GTSTORAGE_SYNC_DEVICE_DIRTY;
@@ -64,17 +61,11 @@ static void overlapping_copies_read_the_source_first(void** state) {
   static double mem[N * N];
   for (int i = 0; i < N * N; ++i) mem[i] = i;
   const int64_t shape[2] = {N, N};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 2;
-  w.shape = shape;
-  w.data = mem;
+  gtstorage_wrap_options w = gts_wrap_options(2, shape, mem);
   gtstorage_handle h = 0, h2 = 0;
   GTS_OK(gtstorage_wrap(&w, &h));
   const int64_t transposed[2] = {8, N * 8};
-  gtstorage_array src = GTSTORAGE_ARRAY_INIT;
-  src.ndim = 2;
-  src.shape = shape;
-  src.data = mem;
+  gtstorage_array src = gts_array(2, shape, mem);
   src.strides = transposed;
   GTS_OK(gtstorage_copy_from_array(h, &src));
   for (int i = 0; i < N; ++i)
@@ -87,30 +78,31 @@ static void overlapping_copies_read_the_source_first(void** state) {
   GTS_OK(gtstorage_copy(h, t));
   for (int i = 0; i < N; ++i)
     for (int j = 0; j < N; ++j) assert_true(mem[i * N + j] == (double)(i * N + j));
-  GTS_OK(gtstorage_release(t));
-  GTS_OK(gtstorage_release(h2));
-  GTS_OK(gtstorage_release(h));
+  GTS_RELEASE(t, h2, h);
+}
+
+/* The host descriptor of the view of @p h by @p nspec entries of @p spec (released again: only
+ * its geometry is read). */
+static gtstorage_interface_info slice_info(gtstorage_handle h, const gtstorage_slice_spec* spec,
+                                           uint32_t nspec) {
+  gtstorage_handle v = 0;
+  GTS_OK(gtstorage_slice(h, spec, nspec, &v));
+  const gtstorage_interface_info info = gts_host_info(v);
+  GTS_OK(gtstorage_release(v));
+  return info;
 }
 
 /* Extreme slice steps: no signed overflow (UBSan aborts the sanitizer build otherwise). */
 static void extreme_slice_steps(void** state) {
   (void)state;
   gtstorage_create_options o = gts_options(3, shape3, NULL);
-  gtstorage_handle h = 0, v = 0;
+  gtstorage_handle h = 0;
   GTS_OK(gtstorage_create(&o, &h));
   gtstorage_slice_spec spec[3] = {GTSTORAGE_SLICE_ALL, GTSTORAGE_SLICE_ALL, GTSTORAGE_SLICE_ALL};
   spec[0].step = INT64_MAX;
-  GTS_OK(gtstorage_slice(h, spec, 3, &v));
-  gtstorage_interface_info info;
-  info.struct_size = sizeof info;
-  GTS_OK(gtstorage_interface(v, GTSTORAGE_SIDE_HOST, &info));
-  GTS_EQ64(info.shape[0], 1);
-  GTS_OK(gtstorage_release(v));
+  GTS_EQ64(slice_info(h, spec, 3).shape[0], 1);
   spec[0].step = -INT64_MAX;
-  GTS_OK(gtstorage_slice(h, spec, 3, &v));
-  GTS_OK(gtstorage_interface(v, GTSTORAGE_SIDE_HOST, &info));
-  GTS_EQ64(info.shape[0], 1);
-  GTS_OK(gtstorage_release(v));
+  GTS_EQ64(slice_info(h, spec, 3).shape[0], 1);
   GTS_OK(gtstorage_release(h));
 }
 
@@ -121,29 +113,19 @@ static void slicing_empty_storage_with_huge_strides(void** state) {
   double mem[1];
   const int64_t shape[2] = {6, 0};
   const int64_t strides[2] = {INT64_MAX - 7, 8};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 2;
-  w.shape = shape;
+  gtstorage_wrap_options w = gts_wrap_options(2, shape, mem);
   w.strides = strides;
-  w.data = mem;
-  gtstorage_handle h = 0, v = 0;
+  gtstorage_handle h = 0;
   GTS_OK(gtstorage_wrap(&w, &h));
   gtstorage_slice_spec spec[2] = {GTSTORAGE_SLICE_ALL, GTSTORAGE_SLICE_ALL};
   spec[0].start = 5; /* 5 * (INT64_MAX - 7) overflows */
-  GTS_OK(gtstorage_slice(h, spec, 2, &v));
-  gtstorage_interface_info info;
-  info.struct_size = sizeof info;
-  GTS_OK(gtstorage_interface(v, GTSTORAGE_SIDE_HOST, &info));
+  gtstorage_interface_info info = slice_info(h, spec, 2);
   GTS_EQ64(info.ndim, 2);
-  GTS_EQ64(info.shape[0], 1);
-  GTS_EQ64(info.shape[1], 0);
-  GTS_OK(gtstorage_release(v));
+  GTS_EQ_ARRAY(info.shape, 1, 0);
   spec[0].kind = GTSTORAGE_SLICE_INDEX; /* the same through an integer index */
-  GTS_OK(gtstorage_slice(h, spec, 2, &v));
-  GTS_OK(gtstorage_interface(v, GTSTORAGE_SIDE_HOST, &info));
+  info = slice_info(h, spec, 2);
   GTS_EQ64(info.ndim, 1);
   GTS_EQ64(info.shape[0], 0);
-  GTS_OK(gtstorage_release(v));
   GTS_OK(gtstorage_release(h));
 }
 
@@ -152,11 +134,8 @@ static void int64_min_strides_are_rejected(void** state) {
   double mem[16];
   const int64_t shape[2] = {4, 4}, shape1[2] = {1, 4};
   const int64_t strides[2] = {INT64_MIN, 8};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 2;
-  w.shape = shape;
+  gtstorage_wrap_options w = gts_wrap_options(2, shape, mem);
   w.strides = strides;
-  w.data = mem;
   gtstorage_handle h = 0;
   GTS_EXPECT(gtstorage_wrap(&w, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "strides");
   /* Messages name the field once ("strides: …", not "strides.strides: …"). */
@@ -169,20 +148,15 @@ static void int64_min_strides_are_rejected(void** state) {
 static void copy_api_transfers_are_counted(void** state) {
   (void)state;
   gtstorage_create_options o = gts_options(3, shape3, "gt:gpu");
-  gtstorage_handle h = 0;
-  GTS_OK(gtstorage_create(&o, &h));
+  gtstorage_handle h = gts_create(&o);
   double buf[120];
   for (int n = 0; n < 120; ++n) buf[n] = n;
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = 3;
-  a.shape = shape3;
-  a.data = buf;
+  gtstorage_array a = gts_array(3, shape3, buf);
   GTS_OK(gtstorage_copy_from_array(h, &a));
   memset(buf, 0, sizeof buf);
   GTS_OK(gtstorage_copy_to_array(&a, h));
   for (int n = 0; n < 120; ++n) assert_true(buf[n] == n);
-  gtstorage_transfer_stats t = {sizeof t, 0, 0, 0, 0, 0};
-  GTS_OK(gtstorage_get_transfer_stats(h, &t));
+  gtstorage_transfer_stats t = gts_transfer_stats(h);
   GTS_EQ64(t.h2d_count, 1);
   GTS_EQ64(t.h2d_bytes, 120 * 8);
   GTS_EQ64(t.d2h_count, 1);
@@ -194,14 +168,10 @@ static void copy_api_transfers_are_counted(void** state) {
 static void empty_arrays_wrap_without_pointer(void** state) {
   (void)state;
   const int64_t shape[2] = {0, 4};
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 2;
-  w.shape = shape;
+  gtstorage_wrap_options w = gts_wrap_options(2, shape, NULL);
   gtstorage_handle h = 0;
   GTS_OK(gtstorage_wrap(&w, &h));
-  gtstorage_interface_info info;
-  info.struct_size = sizeof info;
-  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  gtstorage_interface_info info = gts_host_info(h);
   GTS_EQ64(info.nbytes, 0);
   GTS_OK(gtstorage_fill_double(h, 1.0));
   GTS_OK(gtstorage_release(h));
@@ -219,30 +189,21 @@ static void empty_copies_and_huge_spans(void** state) {
   double host[1];
   gtstorage_handle owner = 0;
   double* device = device_memory(1, &owner);
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = 2;
-  w.shape = shape;
-  w.data = host;
+  gtstorage_wrap_options w = gts_wrap_options(2, shape, host);
   w.device_data = device;
   w.sync_state = GTSTORAGE_SYNC_DEVICE_DIRTY;
   gtstorage_handle h = 0;
   GTS_OK(gtstorage_wrap(&w, &h));
   float out[1];
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = 2;
-  a.shape = shape;
-  a.data = out;
+  gtstorage_array a = gts_array(2, shape, out);
   a.dtype = "<f4";
   GTS_OK(gtstorage_copy_to_array(&a, h));
   GTS_OK(gtstorage_release(h));
   GTS_OK(gtstorage_release(owner));
 
   const int64_t two[1] = {2}, far[1] = {-((int64_t)1 << 62)};
-  gtstorage_wrap_options f = GTSTORAGE_WRAP_OPTIONS_INIT;
-  f.ndim = 1;
-  f.shape = two;
+  gtstorage_wrap_options f = gts_wrap_options(1, two, host);
   f.strides = far;
-  f.data = host;
   GTS_EXPECT(gtstorage_wrap(&f, &h), GTSTORAGE_ERROR_OVERFLOW, "strides");
 }
 

@@ -368,8 +368,7 @@ static void output_written_only_up_to_struct_size(void** state) {
   for (size_t i = 0; i < sizeof s - 72; ++i) {
     if (tail[i] != GUARD) fail_msg("byte %zu of the 1.1 tail was written", 72 + i);
   }
-  gtstorage_stats full = GTSTORAGE_STATS_INIT;
-  GTS_OK(gtstorage_get_stats(&full));
+  const gtstorage_stats full = gts_stats();
   GTS_EQ64(full.struct_size, sizeof full);
   GTS_EQ64(s.live_handles, full.live_handles);
 }
@@ -387,9 +386,7 @@ static void unknown_sizes_rejected(void** state) {
 
   gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
   gtstorage_plan_info plan = GTSTORAGE_PLAN_INFO_INIT;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape3;
+  gtstorage_create_options o = gts_options(3, shape3, NULL);
   GTS_EQ64(info.struct_size, sizeof info);
   GTS_EQ64(plan.struct_size, sizeof plan);
   GTS_OK(gtstorage_plan(&o, &plan));

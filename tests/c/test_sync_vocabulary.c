@@ -17,13 +17,11 @@ static gtstorage_handle make(int32_t managed, int32_t device) {
 }
 
 static int64_t h2d(gtstorage_handle h) {
-  gtstorage_transfer_stats t = GTSTORAGE_TRANSFER_STATS_INIT;
-  GTS_OK(gtstorage_get_transfer_stats(h, &t));
+  gtstorage_transfer_stats t = gts_transfer_stats(h);
   return t.h2d_count;
 }
 static int64_t d2h(gtstorage_handle h) {
-  gtstorage_transfer_stats t = GTSTORAGE_TRANSFER_STATS_INIT;
-  GTS_OK(gtstorage_get_transfer_stats(h, &t));
+  gtstorage_transfer_stats t = gts_transfer_stats(h);
   return t.d2h_count;
 }
 static int32_t state_of(gtstorage_handle h) {
@@ -39,8 +37,7 @@ static int32_t need(gtstorage_handle h, int32_t side) {
 
 /* Writes @p v into the host buffer directly (as host compute would). */
 static void write_host(gtstorage_handle h, double v) {
-  gtstorage_interface_info info = GTSTORAGE_INTERFACE_INFO_INIT;
-  GTS_OK(gtstorage_interface(h, GTSTORAGE_SIDE_HOST, &info));
+  gtstorage_interface_info info = gts_host_info(h);
   int64_t idx[3] = {0, 0, 0};
   do {
     *(double*)gts_elem(info.data, info.strides, idx, 3) = v;
@@ -49,10 +46,7 @@ static void write_host(gtstorage_handle h, double v) {
 
 static double host_value(gtstorage_handle h) {
   double out[N];
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = 3;
-  a.shape = shape3;
-  a.data = out;
+  gtstorage_array a = gts_array(3, shape3, out);
   GTS_OK(gtstorage_copy_to_array(&a, h));
   for (int i = 1; i < N; ++i) assert_true(out[i] == out[0]);
   return out[0];

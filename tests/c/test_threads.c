@@ -44,7 +44,7 @@ static void* create_release_worker(void* arg) {
   pthread_barrier_wait(w->barrier);
   for (int it = 0; it < ITERATIONS; ++it) {
     int64_t shape[3], halo[6] = {1, 1, 1, 1, 0, 0};
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+    gtstorage_create_options o;
     gtstorage_handle h = 0, v = 0, t = 0;
     gtstorage_slice_spec s[3] = {GTSTORAGE_SLICE_ALL, GTSTORAGE_SLICE_ALL, GTSTORAGE_SLICE_ALL};
     int32_t perm[3] = {2, 1, 0};
@@ -53,10 +53,8 @@ static void* create_release_worker(void* arg) {
     shape[0] = gts_rand_range(&rng, 3, 9);
     shape[1] = gts_rand_range(&rng, 3, 9);
     shape[2] = gts_rand_range(&rng, 1, 9);
-    o.ndim = 3;
-    o.shape = shape;
+    o = gts_options(3, shape, (it & 1) ? "gt:cpu_ifirst" : "gridtools:cpu_ifirst");
     o.halo = halo;
-    o.preset = (it & 1) ? "gt:cpu_ifirst" : "gridtools:cpu_ifirst";
     W_OK(w, gtstorage_create(&o, &h));
     s[0].start = 1;
     W_OK(w, gtstorage_slice(h, s, 3, &v));
@@ -140,12 +138,11 @@ static void test_handles_cross_threads(void** state) {
   enum { N = 2000 };
   static gtstorage_handle hs[N];
   int64_t shape[2] = {8, 8};
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   gts_live before = gts_live_now(), mid;
   worker a, b;
   (void)state;
-  o.ndim = 2;
-  o.shape = shape;
+  o = gts_options(2, shape, NULL);
   for (int i = 0; i < N; ++i) {
     if (i % 2 == 0) {
       GTS_OK(gtstorage_create(&o, &hs[i]));
@@ -212,12 +209,11 @@ static void* racing_release_worker(void* arg) {
 
 static void test_racing_double_release(void** state) {
   int64_t shape[1] = {4};
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   gts_live before = gts_live_now();
   worker a, b;
   (void)state;
-  o.ndim = 1;
-  o.shape = shape;
+  o = gts_options(1, shape, NULL);
   for (int i = 0; i < RACE_N; ++i) GTS_OK(gtstorage_create(&o, &race_handles[i]));
   atomic_store(&race_arrivals, 0);
   memset(&a, 0, sizeof a);
@@ -257,12 +253,11 @@ static void* retain_release_worker(void* arg) {
 
 static void test_concurrent_retain_release(void** state) {
   int64_t shape[1] = {4}, rc = 0;
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  gtstorage_create_options o;
   gts_live before = gts_live_now();
   worker a, b;
   (void)state;
-  o.ndim = 1;
-  o.shape = shape;
+  o = gts_options(1, shape, NULL);
   GTS_OK(gtstorage_create(&o, &shared_handle));
   memset(&a, 0, sizeof a);
   memset(&b, 0, sizeof b);
@@ -363,16 +358,9 @@ static void* register_worker(void* arg) {
   worker* w = (worker*)arg;
   pthread_barrier_wait(w->barrier);
   for (int i = 0; i < 200; ++i) {
-    gtstorage_preset_info p = GTSTORAGE_PRESET_INFO_INIT;
+    gtstorage_preset_info p = gts_preset("", 64, GTSTORAGE_ALIGN_BYTES, 2, 1, 0);
     int st;
     snprintf(p.name, sizeof p.name, "thread:%d", i);
-    p.alignment = 64;
-    p.alignment_unit = GTSTORAGE_ALIGN_BYTES;
-    p.device = GTSTORAGE_DEVICE_CPU;
-    p.rule = GTSTORAGE_RULE_BY_DIMS;
-    p.base_layout[0] = 2;
-    p.base_layout[1] = 1;
-    p.base_layout[2] = 0;
     st = gtstorage_preset_register(&p);
     if (st != GTSTORAGE_OK) record(w, "register", st);
   }

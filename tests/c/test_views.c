@@ -14,16 +14,12 @@ static gtstorage_handle make_base(int readonly) {
   if (readonly) {
     /* Re-create read-only with the same contents. */
     gtstorage_interface_info info = gts_host_info(h);
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-    gtstorage_array src = GTSTORAGE_ARRAY_INIT;
+    gtstorage_create_options o;
     gtstorage_handle r = 0;
-    src.ndim = 3;
-    src.data = info.data;
-    src.shape = info.shape;
+    gtstorage_array src = gts_array(3, info.shape, info.data);
     src.strides = info.strides;
     src.dtype = "<f8";
-    o.ndim = 3;
-    o.shape = kShape;
+    o = gts_options(3, kShape, NULL);
     o.halo = kHalo;
     o.readonly = 1;
     o.init = GTSTORAGE_INIT_COPY;
@@ -58,11 +54,8 @@ static void check_view(gtstorage_handle v, const mapping* m) {
   int n = (int)info.ndim;
   int64_t count = gts_product(info.shape, n), idx[GTSTORAGE_MAX_NDIM] = {0};
   double* buf = (double*)calloc((size_t)(count ? count : 1), sizeof(double));
-  gtstorage_array dst = GTSTORAGE_ARRAY_INIT;
   gts_check_doubles(v, expect_mapped, m);
-  dst.ndim = (uint32_t)n;
-  dst.data = buf;
-  dst.shape = info.shape;
+  gtstorage_array dst = gts_array((uint32_t)n, info.shape, buf);
   dst.dtype = "<f8";
   GTS_OK(gtstorage_copy_to_array(&dst, v));
   for (int64_t i = 0; i < count; ++i) {
@@ -156,8 +149,7 @@ static void test_slice_ranges_and_index(void** state) {
   {
     gtstorage_interface_info vi = gts_host_info(v);
     GTS_EQ64(vi.ndim, 2);
-    GTS_EQ64(vi.shape[0], 4);
-    GTS_EQ64(vi.shape[1], 4);
+    GTS_EQ_ARRAY(vi.shape, 4, 4);
     GTS_EQ64(vi.nbytes, 4 * 4 * 8);
     assert_string_equal(vi.dims[0], "I");
     assert_string_equal(vi.dims[1], "J");
@@ -189,9 +181,7 @@ static void test_slice_negative(void** state) {
   s[2] = range(5, 1, -2);                                       /* 5,3 */
   v = slice_and_check(base, s);
   vi = gts_host_info(v);
-  GTS_EQ64(vi.shape[0], 3);
-  GTS_EQ64(vi.shape[1], 7);
-  GTS_EQ64(vi.shape[2], 2);
+  GTS_EQ_ARRAY(vi.shape, 3, 7, 2);
   assert_true(vi.strides[1] < 0 && vi.strides[2] < 0);
   assert_ptr_equal(vi.data,
                    (char*)bi.data + 3 * bi.strides[0] + 6 * bi.strides[1] + 5 * bi.strides[2]);
@@ -202,9 +192,7 @@ static void test_slice_negative(void** state) {
   s[2] = range(100, 0, -3); /* 7,4,1 */
   v = slice_and_check(base, s);
   vi = gts_host_info(v);
-  GTS_EQ64(vi.shape[0], 4);
-  GTS_EQ64(vi.shape[1], 3);
-  GTS_EQ64(vi.shape[2], 3);
+  GTS_EQ_ARRAY(vi.shape, 4, 3, 3);
   GTS_OK(gtstorage_release(v));
   GTS_OK(gtstorage_release(base));
 }
@@ -267,16 +255,12 @@ static void test_slice_halo(void** state) {
   s[2] = range(GTSTORAGE_SLICE_NONE, GTSTORAGE_SLICE_NONE, 2); /* step 2: 0, 0 */
   GTS_OK(gtstorage_slice(base, s, 3, &v));
   vi = gts_host_info(v);
-  GTS_EQ64(vi.halo[0][0], 1);
-  GTS_EQ64(vi.halo[0][1], 1);
-  GTS_EQ64(vi.halo[1][0], 0);
-  GTS_EQ64(vi.halo[1][1], 1);
-  GTS_EQ64(vi.halo[2][0], 0);
-  GTS_EQ64(vi.halo[2][1], 0);
+  GTS_EQ_ARRAY(vi.halo[0], 1, 1);
+  GTS_EQ_ARRAY(vi.halo[1], 0, 1);
+  GTS_EQ_ARRAY(vi.halo[2], 0, 0);
   for (int d = 0; d < 3; ++d) GTS_EQ64(vi.origin[d], vi.halo[d][0]);
   /* The base's aligned point (1,2,0): inside along I (view index 1), outside along J. */
-  GTS_EQ64(vi.aligned_index[0], 1);
-  GTS_EQ64(vi.aligned_index[1], -1);
+  GTS_EQ_ARRAY(vi.aligned_index, 1, -1);
   GTS_OK(gtstorage_release(v));
   s[0] = range(2, 4, 1); /* entirely interior: no halo left */
   s[1] = range(2, 6, 1);
@@ -284,8 +268,7 @@ static void test_slice_halo(void** state) {
   GTS_OK(gtstorage_slice(base, s, 3, &v));
   vi = gts_host_info(v);
   for (int d = 0; d < 3; ++d) {
-    GTS_EQ64(vi.halo[d][0], 0);
-    GTS_EQ64(vi.halo[d][1], 0);
+    GTS_EQ_ARRAY(vi.halo[d], 0, 0);
   }
   GTS_OK(gtstorage_release(v));
   GTS_OK(gtstorage_release(base));
@@ -304,16 +287,13 @@ static void test_transpose(void** state) {
   for (int d = 0; d < 3; ++d) {
     GTS_EQ64(ti.shape[d], bi.shape[perm[d]]);
     GTS_EQ64(ti.strides[d], bi.strides[perm[d]]);
-    GTS_EQ64(ti.halo[d][0], bi.halo[perm[d]][0]);
-    GTS_EQ64(ti.halo[d][1], bi.halo[perm[d]][1]);
+    GTS_EQ_ARRAY(ti.halo[d], bi.halo[perm[d]][0], bi.halo[perm[d]][1]);
     GTS_EQ64(ti.aligned_index[d], bi.aligned_index[perm[d]]);
     GTS_EQ64(ti.origin[d], bi.origin[perm[d]]);
     assert_string_equal(ti.dims[d], bi.dims[perm[d]]);
   }
   /* numpy layout (0,1,2) seen as (K,I,J): K is contiguous, I slowest. */
-  GTS_EQ64(ti.layout[0], 2);
-  GTS_EQ64(ti.layout[1], 0);
-  GTS_EQ64(ti.layout[2], 1);
+  GTS_EQ_ARRAY(ti.layout, 2, 0, 1);
   GTS_EQ64(ti.is_c_contiguous, 0);
   memset(&m, 0, sizeof m);
   m.base_ndim = 3;
@@ -372,8 +352,7 @@ static void test_domain_view(void** state) {
   for (int d = 0; d < 3; ++d) {
     GTS_EQ64(di.shape[d], kShape[d] - kHalo[2 * d] - kHalo[2 * d + 1]);
     GTS_EQ64(di.strides[d], bi.strides[d]);
-    GTS_EQ64(di.halo[d][0], 0);
-    GTS_EQ64(di.halo[d][1], 0);
+    GTS_EQ_ARRAY(di.halo[d], 0, 0);
     GTS_EQ64(di.origin[d], 0);
     /* The base's aligned point is the first interior point. */
     GTS_EQ64(di.aligned_index[d], 0);
@@ -394,9 +373,7 @@ static void test_domain_view(void** state) {
   di2 = gts_host_info(dv2);
   assert_ptr_equal(di2.data, di.data);
   for (int d = 0; d < 3; ++d) GTS_EQ64(di2.shape[d], di.shape[d]);
-  GTS_OK(gtstorage_release(dv2));
-  GTS_OK(gtstorage_release(dv));
-  GTS_OK(gtstorage_release(base));
+  GTS_RELEASE(dv2, dv, base);
 }
 
 /* Views of views compose: domain_view -> transpose -> slice. */
@@ -426,16 +403,12 @@ static void test_view_of_view(void** state) {
   {
     gtstorage_interface_info si = gts_host_info(s);
     GTS_EQ64(si.ndim, 2);
-    GTS_EQ64(si.shape[0], 4);
-    GTS_EQ64(si.shape[1], 2);
+    GTS_EQ_ARRAY(si.shape, 4, 2);
     assert_string_equal(si.dims[0], "J");
     assert_string_equal(si.dims[1], "I");
   }
   check_view(s, &m);
-  GTS_OK(gtstorage_release(s));
-  GTS_OK(gtstorage_release(t));
-  GTS_OK(gtstorage_release(dv));
-  GTS_OK(gtstorage_release(base));
+  GTS_RELEASE(s, t, dv, base);
 }
 
 /* Writes through one view are seen through the base and other views. */
@@ -465,12 +438,9 @@ static void test_views_share_memory(void** state) {
   {
     int64_t tshape[3] = {8, 7, 6};
     double* buf = (double*)malloc(8 * 7 * 6 * sizeof(double));
-    gtstorage_array a = GTSTORAGE_ARRAY_INIT;
     int64_t k = 0;
     for (int64_t i = 0; i < 8 * 7 * 6; ++i) buf[i] = (double)i;
-    a.ndim = 3;
-    a.data = buf;
-    a.shape = tshape;
+    gtstorage_array a = gts_array(3, tshape, buf);
     GTS_OK(gtstorage_copy_from_array(t, &a));
     free(buf);
     /* base (i,j,k) == transposed (k,j,i) == buf[k*42 + j*6 + i] */
@@ -482,9 +452,7 @@ static void test_views_share_memory(void** state) {
       if (got != (double)k) fail_msg("base element %g, expected %g", got, (double)k);
     } while (gts_next_index(idx, kShape, 3));
   }
-  GTS_OK(gtstorage_release(t));
-  GTS_OK(gtstorage_release(v));
-  GTS_OK(gtstorage_release(base));
+  GTS_RELEASE(t, v, base);
 }
 
 /* A view keeps the buffer alive after the base handle is released. */
@@ -575,9 +543,7 @@ static void test_readonly_views(void** state) {
     mapping m = {3, {0, 1, 2}, {0, 0, 0}, {1, 1, 1}};
     gts_check_doubles(base, expect_mapped, &m);
   }
-  GTS_OK(gtstorage_release(t));
-  GTS_OK(gtstorage_release(v));
-  GTS_OK(gtstorage_release(base));
+  GTS_RELEASE(t, v, base);
 }
 
 /* nbytes and contiguity of views. */

@@ -18,10 +18,7 @@ static void on_release(void* user_data) {
 
 static gtstorage_wrap_options wrap_opts(void* data, int ndim, const int64_t* shape,
                                         const int64_t* strides, const char* dtype) {
-  gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
-  w.ndim = (uint32_t)ndim;
-  w.data = data;
-  w.shape = shape;
+  gtstorage_wrap_options w = gts_wrap_options((uint32_t)ndim, shape, data);
   w.strides = strides;
   w.dtype = dtype;
   return w;
@@ -43,9 +40,7 @@ static void test_wrap_c_order(void** state) {
   GTS_EQ64(now.buffers, before.buffers + 1);
   info = gts_host_info(h);
   assert_ptr_equal(info.data, buf);
-  GTS_EQ64(info.strides[0], 160);
-  GTS_EQ64(info.strides[1], 40);
-  GTS_EQ64(info.strides[2], 8);
+  GTS_EQ_ARRAY(info.strides, 160, 40, 8);
   GTS_EQ64(info.layout[0], 0);
   GTS_EQ64(info.layout[2], 2);
   assert_string_equal(info.typestr, "<f8");
@@ -88,8 +83,7 @@ static void test_wrap_fortran_halo(void** state) {
   for (int d = 0; d < 3; ++d) {
     GTS_EQ64(info.strides[d], strides[d]);
     GTS_EQ64(info.layout[d], 2 - d);
-    GTS_EQ64(info.halo[d][0], halo[2 * d]);
-    GTS_EQ64(info.halo[d][1], halo[2 * d + 1]);
+    GTS_EQ_ARRAY(info.halo[d], halo[2 * d], halo[2 * d + 1]);
     GTS_EQ64(info.origin[d], halo[2 * d]);
   }
   assert_true(info.is_c_contiguous == 0);
@@ -97,9 +91,7 @@ static void test_wrap_fortran_halo(void** state) {
   GTS_OK(gtstorage_domain_view(h, &dv));
   di = gts_host_info(dv);
   assert_ptr_equal(di.data, (char*)buf + 2 * 8 + 1 * 8 * NI + 0);
-  GTS_EQ64(di.shape[0], NI - 3);
-  GTS_EQ64(di.shape[1], NJ - 2);
-  GTS_EQ64(di.shape[2], NK - 2);
+  GTS_EQ_ARRAY(di.shape, NI - 3, NJ - 2, NK - 2);
   GTS_OK(gtstorage_release(dv));
   GTS_OK(gtstorage_release(h));
 }
@@ -112,7 +104,6 @@ static void test_wrap_padded_rows(void** state) {
   gtstorage_handle h = 0;
   gtstorage_interface_info info;
   int32_t out[3][4][5];
-  gtstorage_array dst = GTSTORAGE_ARRAY_INIT;
   (void)state;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 4; ++j)
@@ -125,9 +116,7 @@ static void test_wrap_padded_rows(void** state) {
   GTS_EQ64(info.itemsize, 4);
   assert_string_equal(info.dims[0], "K");
   assert_string_equal(info.dims[2], "I");
-  dst.ndim = 3;
-  dst.data = out;
-  dst.shape = shape;
+  gtstorage_array dst = gts_array(3, shape, out);
   GTS_OK(gtstorage_copy_to_array(&dst, h));
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 4; ++j)
@@ -209,40 +198,28 @@ static void test_release_not_called_on_failure(void** state) {
   double buf[16];
   int64_t shape[2] = {4, 4}, overlap[2] = {8, 8}, odd[2] = {32, 4};
   int64_t bad_halo[4] = {3, 2, 0, 0};
+  /* One bad argument each, and what the refusal names. */
+  const struct {
+    void* data;
+    const int64_t* strides;
+    const char* dtype;
+    const int64_t* halo;
+    const char* words;
+  } cases[] = {{buf, overlap, NULL, NULL, "strides"},
+               {buf, odd, NULL, NULL, "strides"},
+               {buf, NULL, "<f3", NULL, "dtype"},
+               {buf, NULL, NULL, bad_halo, "halo"},
+               {NULL, NULL, NULL, NULL, "data"}};
   release_log log = {0, NULL};
   gtstorage_handle h = 0;
   gts_live before = gts_live_now();
   (void)state;
-  {
-    gtstorage_wrap_options w = wrap_opts(buf, 2, shape, overlap, NULL);
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    gtstorage_wrap_options w = wrap_opts(cases[k].data, 2, shape, cases[k].strides, cases[k].dtype);
+    w.halo = cases[k].halo;
     w.release = on_release;
     w.user_data = &log;
-    GTS_EXPECT(gtstorage_wrap(&w, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "strides");
-  }
-  {
-    gtstorage_wrap_options w = wrap_opts(buf, 2, shape, odd, NULL);
-    w.release = on_release;
-    w.user_data = &log;
-    GTS_EXPECT(gtstorage_wrap(&w, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "strides");
-  }
-  {
-    gtstorage_wrap_options w = wrap_opts(buf, 2, shape, NULL, "<f3");
-    w.release = on_release;
-    w.user_data = &log;
-    GTS_EXPECT(gtstorage_wrap(&w, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "dtype");
-  }
-  {
-    gtstorage_wrap_options w = wrap_opts(buf, 2, shape, NULL, NULL);
-    w.halo = bad_halo;
-    w.release = on_release;
-    w.user_data = &log;
-    GTS_EXPECT(gtstorage_wrap(&w, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "halo");
-  }
-  {
-    gtstorage_wrap_options w = wrap_opts(NULL, 2, shape, NULL, NULL);
-    w.release = on_release;
-    w.user_data = &log;
-    GTS_EXPECT(gtstorage_wrap(&w, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, "data");
+    GTS_EXPECT(gtstorage_wrap(&w, &h), GTSTORAGE_ERROR_INVALID_ARGUMENT, cases[k].words);
   }
   GTS_EQ64(log.calls, 0);
   assert_true(h == GTSTORAGE_NULL_HANDLE);
@@ -306,15 +283,12 @@ static void test_wrap_readonly(void** state) {
   gtstorage_wrap_options w = wrap_opts(buf, 2, shape, NULL, NULL);
   gtstorage_handle h = 0, v = 0, other = 0;
   double out[12];
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
   (void)state;
   gts_fill_reference(buf, shape, 2);
   w.readonly = 1;
   GTS_OK(gtstorage_wrap(&w, &h));
   assert_true(gts_host_info(h).readonly != 0);
-  a.ndim = 2;
-  a.data = out;
-  a.shape = shape;
+  gtstorage_array a = gts_array(2, shape, out);
   GTS_OK(gtstorage_copy_to_array(&a, h));
   assert_memory_equal(out, buf, sizeof buf);
   GTS_EXPECT(gtstorage_fill_double(h, 0.0), GTSTORAGE_ERROR_READONLY, "read");
@@ -332,9 +306,7 @@ static void test_wrap_readonly(void** state) {
     int64_t idx[2] = {i / 4, i % 4};
     assert_true(buf[i] == gts_value(idx, 2));
   }
-  GTS_OK(gtstorage_release(v));
-  GTS_OK(gtstorage_release(other));
-  GTS_OK(gtstorage_release(h));
+  GTS_RELEASE(v, other, h);
 }
 
 /* Wrapping the memory of a storage created by the library (e.g. from a binding). */
