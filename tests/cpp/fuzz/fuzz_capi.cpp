@@ -413,17 +413,8 @@ void pick_strides(reader& r, layout& l, bool allow_null) {
 enum class mem_kind { host, device, managed, pinned };
 
 const char* mem_name(mem_kind k) {
-  switch (k) {
-    case mem_kind::host:
-      return "host";
-    case mem_kind::device:
-      return "device";
-    case mem_kind::managed:
-      return "managed";
-    case mem_kind::pinned:
-      return "pinned";
-  }
-  return "?";
+  static const char* const names[] = {"host", "device", "managed", "pinned"};
+  return names[static_cast<int>(k)];
 }
 
 struct region {
