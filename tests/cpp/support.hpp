@@ -1,6 +1,7 @@
-// Shared helpers of the device tests: a tiny check framework and random strided layouts
-// (permuted, padded, sliced, reversed) with reference patterns to verify copies and fills,
-// including that nothing outside the destination's elements was written.
+// Shared helpers of the C++ tests: a tiny check framework, checks of C API statuses and the
+// create options of the device suites, and random strided layouts (permuted, padded, sliced,
+// reversed) with reference patterns to verify copies and fills, including that nothing outside
+// the destination's elements was written.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "gtstorage/gtstorage.h"
 #include "kernels/strided_array.hpp"
 
 namespace test {
@@ -71,13 +73,53 @@ inline void expect_error(gts::error_kind kind, const char* needle, const std::fu
   test::expect_error(                   \
       kind, needle, [&] { __VA_ARGS__; }, __FILE__, __LINE__)
 
-/// Checks that a C API call returns GTSTORAGE_OK; a failure names the call and its message (for
-/// the tests that include gtstorage.h).
+/// Checks that a C API call returns GTSTORAGE_OK; a failure names the call and its message.
 #define GTS_OK(call)                                                                    \
   do {                                                                                  \
     const int rc_ = (call);                                                             \
     CHECK_MSG(rc_ == GTSTORAGE_OK, "%s -> %d: %s", #call, rc_, gtstorage_last_error()); \
   } while (0)
+
+/// Checks that a C API call returns status @p want with a message that contains @p needle.
+#define GTS_IS(want, needle, call)                                                  \
+  do {                                                                              \
+    const int rc_ = (call);                                                         \
+    CHECK_MSG(rc_ == (want), "%s -> %d (want %d): %s", #call, rc_, (want),          \
+              gtstorage_last_error());                                              \
+    CHECK_MSG(std::strstr(gtstorage_last_error(), needle) != nullptr,               \
+              "%s: message lacks '%s': %s", #call, needle, gtstorage_last_error()); \
+  } while (0)
+
+/// Create options of a storage of @p shape in gt:gpu's layout on the GPU, with @p managed host
+/// memory, on device @p device_id (-1: the current one); a test sets the fields it varies.
+inline gtstorage_create_options gpu_options(const int64_t* shape, int32_t managed,
+                                            int32_t device_id = -1, int32_t ndim = 3) {
+  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
+  o.ndim = ndim;
+  o.shape = shape;
+  o.preset = "gt:gpu";
+  o.device = GTSTORAGE_DEVICE_GPU;
+  o.managed = managed;
+  o.device_id = device_id;
+  return o;
+}
+
+/// A C-contiguous array of the storage's dtype at @p data, of @p shape (@p ndim extents), for
+/// gtstorage_copy_to_array and gtstorage_copy_from_array.
+inline gtstorage_array c_array(void* data, const int64_t* shape, uint32_t ndim = 3) {
+  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
+  a.ndim = ndim;
+  a.data = data;
+  a.shape = shape;
+  return a;
+}
+
+/// A storage made from @p o; a failed check (and 0) where the library refuses it.
+inline gtstorage_handle created(const gtstorage_create_options& o) {
+  gtstorage_handle h = 0;
+  GTS_OK(gtstorage_create(&o, &h));
+  return h;
+}
 
 inline int report(const char* name) {
   std::printf("%s: %d checks, %d failures\n", name, checks, failures);
@@ -163,20 +205,34 @@ inline layout random_layout(std::mt19937_64& rng, int ndim, const int64_t* shape
   return l;
 }
 
-/// Calls f(linear C-order index, byte offset) for every element of a layout.
+/// Calls f(linear C-order index, byte offset from element (0,…,0)) for every element of an
+/// array of @p ndim dimensions, @p shape elements and @p strides bytes.
 template <class F>
-void for_each_element(const layout& l, F&& f) {
+void for_each_offset(int ndim, const int64_t* shape, const int64_t* strides, F&& f) {
   int64_t n = 1;
-  for (int d = 0; d < l.ndim; ++d) n *= l.shape[d];
+  for (int d = 0; d < ndim; ++d) n *= shape[d];
   for (int64_t i = 0; i < n; ++i) {
     int64_t r = i;
-    int64_t off = l.offset;
-    for (int d = l.ndim - 1; d >= 0; --d) {
-      off += (r % l.shape[d]) * l.strides[d];
-      r /= l.shape[d];
+    int64_t off = 0;
+    for (int d = ndim - 1; d >= 0; --d) {
+      off += (r % shape[d]) * strides[d];
+      r /= shape[d];
     }
     f(i, off);
   }
+}
+
+/// Calls f(linear C-order index, byte offset in the buffer) for every element of a layout.
+template <class F>
+void for_each_element(const layout& l, F&& f) {
+  for_each_offset(l.ndim, l.shape, l.strides,
+                  [&](int64_t i, int64_t off) { f(i, l.offset + off); });
+}
+
+/// Calls f(linear C-order index, element address) for every element of @p a.
+template <class F>
+void for_each_element(const gts::strided_array& a, F&& f) {
+  for_each_offset(a.ndim, a.shape, a.strides, [&](int64_t i, int64_t off) { f(i, a.data + off); });
 }
 
 /// Byte b of element i of the reference pattern.

@@ -40,53 +40,38 @@ static int kind_is(const gtstorage_interface_info* info, char kind, int64_t size
   return info->typestr[1] == kind && info->itemsize == size;
 }
 
+/* The dtypes converted by value: X(kind character, size, C type of a number). A complex dtype
+ * (kind 'c') is two numbers of its type, a real one the first of them; booleans are read as 0 or
+ * 1 whatever byte they hold, so they have their own conversion. */
+#define TFH_NUMBER_DTYPES(X) \
+  X('f', 4, float)           \
+  X('f', 8, double)          \
+  X('i', 1, int8_t)          \
+  X('i', 2, int16_t)         \
+  X('i', 4, int32_t)         \
+  X('i', 8, int64_t)         \
+  X('c', 8, float)           \
+  X('c', 16, double)
+
 /* Reads the element at idx as (re, im); im is 0 except for complex dtypes. */
 int tfh_read(gtstorage_handle h, const int64_t* idx, double* re, double* im) {
   gtstorage_interface_info info;
   int status;
-  char* p = element(h, idx, &info, &status);
+  const char* p = element(h, idx, &info, &status);
   if (!p) return status;
+#define TFH_READ(kind, size, type)  \
+  if (kind_is(&info, kind, size)) { \
+    type v[2] = {0, 0};             \
+    memcpy(v, p, size);             \
+    *re = (double)v[0];             \
+    *im = (double)v[1];             \
+    return GTSTORAGE_OK;            \
+  }
+  TFH_NUMBER_DTYPES(TFH_READ)
+#undef TFH_READ
   *im = 0.0;
-  if (kind_is(&info, 'f', 4)) {
-    float v;
-    memcpy(&v, p, 4);
-    *re = v;
-  } else if (kind_is(&info, 'f', 8)) {
-    double v;
-    memcpy(&v, p, 8);
-    *re = v;
-  } else if (kind_is(&info, 'i', 1)) {
-    int8_t v;
-    memcpy(&v, p, 1);
-    *re = v;
-  } else if (kind_is(&info, 'i', 2)) {
-    int16_t v;
-    memcpy(&v, p, 2);
-    *re = v;
-  } else if (kind_is(&info, 'i', 4)) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    *re = v;
-  } else if (kind_is(&info, 'i', 8)) {
-    int64_t v;
-    memcpy(&v, p, 8);
-    *re = (double)v;
-  } else if (kind_is(&info, 'b', 1)) {
-    unsigned char v;
-    memcpy(&v, p, 1);
-    *re = v ? 1.0 : 0.0;
-  } else if (kind_is(&info, 'c', 8)) {
-    float v[2];
-    memcpy(v, p, 8);
-    *re = v[0];
-    *im = v[1];
-  } else if (kind_is(&info, 'c', 16)) {
-    double v[2];
-    memcpy(v, p, 16);
-    *re = v[0];
-    *im = v[1];
-  } else
-    return GTSTORAGE_ERROR_UNSUPPORTED;
+  if (!kind_is(&info, 'b', 1)) return GTSTORAGE_ERROR_UNSUPPORTED;
+  *re = *p ? 1.0 : 0.0;
   return GTSTORAGE_OK;
 }
 
@@ -96,34 +81,16 @@ int tfh_write(gtstorage_handle h, const int64_t* idx, double re, double im) {
   int status;
   char* p = element(h, idx, &info, &status);
   if (!p) return status;
-  if (kind_is(&info, 'f', 4)) {
-    float v = (float)re;
-    memcpy(p, &v, 4);
-  } else if (kind_is(&info, 'f', 8)) {
-    memcpy(p, &re, 8);
-  } else if (kind_is(&info, 'i', 1)) {
-    int8_t v = (int8_t)re;
-    memcpy(p, &v, 1);
-  } else if (kind_is(&info, 'i', 2)) {
-    int16_t v = (int16_t)re;
-    memcpy(p, &v, 2);
-  } else if (kind_is(&info, 'i', 4)) {
-    int32_t v = (int32_t)re;
-    memcpy(p, &v, 4);
-  } else if (kind_is(&info, 'i', 8)) {
-    int64_t v = (int64_t)re;
-    memcpy(p, &v, 8);
-  } else if (kind_is(&info, 'b', 1)) {
-    _Bool v = re != 0.0;
-    memcpy(p, &v, 1);
-  } else if (kind_is(&info, 'c', 8)) {
-    float v[2] = {(float)re, (float)im};
-    memcpy(p, v, 8);
-  } else if (kind_is(&info, 'c', 16)) {
-    double v[2] = {re, im};
-    memcpy(p, v, 16);
-  } else
-    return GTSTORAGE_ERROR_UNSUPPORTED;
+#define TFH_WRITE(kind, size, type)         \
+  if (kind_is(&info, kind, size)) {         \
+    const type v[2] = {(type)re, (type)im}; \
+    memcpy(p, v, size);                     \
+    return GTSTORAGE_OK;                    \
+  }
+  TFH_NUMBER_DTYPES(TFH_WRITE)
+#undef TFH_WRITE
+  if (!kind_is(&info, 'b', 1)) return GTSTORAGE_ERROR_UNSUPPORTED;
+  *p = re != 0.0;
   return GTSTORAGE_OK;
 }
 

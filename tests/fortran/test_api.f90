@@ -21,33 +21,22 @@ program test_api
   call check_sync()
   call check_refcount()
   call check_raw_api()
-  call check(live_handles() == live0, "every storage released")
-  call report("test_api")
+  call finish("test_api", live0)
 
 contains
 
-  real(c_double) function f(i, j, k)
-    integer, intent(in) :: i, j, k
-    f = 10000.0_c_double * i + 100.0_c_double * j + k
-  end function f
-
-  !> A K-first storage with halo (2, 1), (1, 1), (0, 1), filled with f through its pointer.
+  !> A K-first storage with halo (2, 1), (1, 1), (0, 1), filled with field_value through its
+  !> pointer.
   subroutine make_field(s, p)
     integer(gtstorage_handle_kind), intent(out) :: s
     real(c_double), pointer, intent(out) :: p(:,:,:)
-    integer :: st, i, j, k
+    integer :: st
     call gtstorage_create(s, [8, 6, 4], preset="gt:cpu_kfirst", halo=[2, 1, 1, 1, 0, 1], &
                           status=st)
     call check_status(st, GTSTORAGE_OK, "make_field: create")
     call gtstorage_get_pointer(s, p, st)
     call check_status(st, GTSTORAGE_OK, "make_field: get_pointer")
-    do k = lbound(p, 3), ubound(p, 3)
-      do j = lbound(p, 2), ubound(p, 2)
-        do i = lbound(p, 1), ubound(p, 1)
-          p(i, j, k) = f(i, j, k)
-        end do
-      end do
-    end do
+    call fill_field(p, lbound(p))
   end subroutine make_field
 
   subroutine check_version_and_presets()
@@ -181,7 +170,7 @@ contains
     call gtstorage_release(s)
     call gtstorage_get_pointer(v, q, st)
     call check_status(st, GTSTORAGE_OK, "view after the storage was released")
-    call check(q(1, 1, 1) == f(1, 1, 1), "view keeps the data")
+    call check(q(1, 1, 1) == field_value(1, 1, 1), "view keeps the data")
     call gtstorage_release(v)
   end subroutine check_views
 
@@ -313,7 +302,7 @@ contains
     call gtstorage_get_sync_state(s, state, st)
     call check_status(st, GTSTORAGE_OK, "get_sync_state")
     call check(state == GTSTORAGE_SYNC_CLEAN, "host storage stays clean")
-    call check(p(1, 1, 1) == f(1, 1, 1), "data unchanged by sync")
+    call check(p(1, 1, 1) == field_value(1, 1, 1), "data unchanged by sync")
     call gtstorage_release(s)
   end subroutine check_sync
 

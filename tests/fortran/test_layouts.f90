@@ -13,6 +13,8 @@ program test_layouts
   implicit none
 
   integer(c_int64_t) :: live0
+  !> Added to every field_value: the values are no integers, which no conversion would keep.
+  real(c_double), parameter :: shift = 0.25_c_double
 
   live0 = live_handles()
   ! Layout maps (rank of I, J, K by stride, 0 = largest) from the preset table of the core.
@@ -29,15 +31,9 @@ program test_layouts
   call check_aligned_index()
   call check_fill_value()
   call check_pitch_padding()
-  call check(live_handles() == live0, "every storage released")
-  call report("test_layouts")
+  call finish("test_layouts", live0)
 
 contains
-
-  real(c_double) function f(i, j, k)
-    integer, intent(in) :: i, j, k
-    f = 10000.0_c_double * i + 100.0_c_double * j + k + 0.25_c_double
-  end function f
 
   subroutine check_preset(preset, expected_layout, contiguous, alignment)
     character(*), intent(in) :: preset
@@ -99,18 +95,12 @@ contains
                what//": first interior point aligned")
 
     ! Fortran writes everywhere (halo included), C reads back with its own addressing.
-    do k = lb(3), ub(3)
-      do j = lb(2), ub(2)
-        do i = lb(1), ub(1)
-          p(i, j, k) = f(i, j, k)
-        end do
-      end do
-    end do
+    call fill_field(p, lb, shift)
     bad = 0
     do k = lb(3), ub(3)
       do j = lb(2), ub(2)
         do i = lb(1), ub(1)
-          if (read_c(s, [i, j, k], lb) /= f(i, j, k)) bad = bad + 1
+          if (read_c(s, [i, j, k], lb) /= field_value(i, j, k, shift)) bad = bad + 1
           if (address_c(s, [i, j, k], lb) /= addr(c_loc(p(i, j, k)))) bad = bad + 1
         end do
       end do
@@ -124,7 +114,7 @@ contains
     call check(p(lb(1), lb(2), lb(3)) == -1.0_c_double, what//": C write at lower corner")
     call check(p(ub(1), ub(2), ub(3)) == -2.0_c_double, what//": C write at upper corner")
     call check(p(1, 1, 1) == -3.0_c_double, what//": C write at first interior point")
-    call check(p(2, 1, 1) == f(2, 1, 1), what//": neighbour untouched")
+    call check(p(2, 1, 1) == field_value(2, 1, 1, shift), what//": neighbour untouched")
 
     call gtstorage_release(s, st)
     call check_status(st, GTSTORAGE_OK, what//": release")
@@ -154,14 +144,14 @@ contains
     do i = 1, 3
       do j = 1, 4
         do k = 0, 4
-          p(k, j, i) = f(i, j, k)
+          p(k, j, i) = field_value(i, j, k, shift)
         end do
       end do
     end do
     do i = 1, 3
       do j = 1, 4
         do k = 0, 4
-          if (read_c(s, [k, j, i], lb) /= f(i, j, k)) bad = bad + 1
+          if (read_c(s, [k, j, i], lb) /= field_value(i, j, k, shift)) bad = bad + 1
         end do
       end do
     end do
@@ -269,8 +259,7 @@ contains
     integer(gtstorage_handle_kind) :: s
     real(c_double), pointer :: p(:,:,:)
     integer(c_int64_t), allocatable :: strides(:)
-    integer :: st, i, j, k
-    logical :: ok
+    integer :: st
     call gtstorage_create(s, [512, 9, 2], preset="F", init=GTSTORAGE_INIT_ZEROS, &
                           pitch_padding=GTSTORAGE_PITCH_PADDING_AVOID_ALIASING, status=st)
     call check_status(st, GTSTORAGE_OK, "pitch_padding: create")
@@ -281,22 +270,9 @@ contains
     call gtstorage_get_pointer(s, p, st)
     call check(addr(c_loc(p(1, 2, 1))) - addr(c_loc(p(1, 1, 1))) == 4160, "pitch_padding: J step")
     call check(addr(c_loc(p(1, 1, 2))) - addr(c_loc(p(1, 1, 1))) == 37440, "pitch_padding: K step")
-    do k = 1, 2
-      do j = 1, 9
-        do i = 1, 512
-          p(i, j, k) = f(i, j, k)
-        end do
-      end do
-    end do
-    ok = .true.
-    do k = 1, 2
-      do j = 1, 9
-        do i = 1, 512
-          ok = ok .and. p(i, j, k) == f(i, j, k)
-        end do
-      end do
-    end do
-    call check(ok, "pitch_padding: every value at its own address")
+    call fill_field(p, lbound(p), shift)
+    call check(field_mismatches(p, lbound(p), shift) == 0, &
+               "pitch_padding: every value at its own address")
     call gtstorage_release(s)
     call gtstorage_create(s, [4, 4], pitch_padding=7, status=st)
     call check_status(st, GTSTORAGE_ERROR_INVALID_ARGUMENT, "pitch_padding=7 refused")

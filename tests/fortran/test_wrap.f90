@@ -34,15 +34,9 @@ program test_wrap
   call check_readonly()
   call check_kji_field()
   call check_copy_into_model_field()
-  call check(live_handles() == live0, "every storage released")
-  call report("test_wrap")
+  call finish("test_wrap", live0)
 
 contains
-
-  real(c_double) function f(i, j, k)
-    integer, intent(in) :: i, j, k
-    f = 10000.0_c_double * i + 100.0_c_double * j + k
-  end function f
 
   !> A model field with its halo in the declared bounds: interior 1:7 x 1:5 x 1:3.
   subroutine check_model_field()
@@ -55,13 +49,7 @@ contains
     integer :: st, i, j, k, bad, lb(3)
 
     lb = lbound(a)
-    do k = 1, 3
-      do j = 0, 6
-        do i = -1, 8
-          a(i, j, k) = f(i, j, k)
-        end do
-      end do
-    end do
+    call fill_field(a, lb)
     call gtstorage_wrap(w, a, halo=[2, 1, 1, 1, 0, 0], status=st)
     call check_status(st, GTSTORAGE_OK, "model field: wrap")
     if (st /= GTSTORAGE_OK) return
@@ -112,13 +100,7 @@ contains
     integer, allocatable :: shp(:)
     integer :: st, i, j, k, bad, lb(3)
 
-    do k = 1, 3
-      do j = 1, 4
-        do i = 1, 10
-          big(i, j, k) = f(i, j, k)
-        end do
-      end do
-    end do
+    call fill_field(big, lbound(big))
     call gtstorage_wrap(w, big(1:10:2, :, 2:3), status=st)
     call check_status(st, GTSTORAGE_OK, "section: wrap")
     if (st /= GTSTORAGE_OK) return
@@ -239,19 +221,13 @@ contains
     real(c_double), target :: a(0:5, 0:4, 3)
     real(c_double), pointer :: p(:,:,:)
     integer(gtstorage_handle_kind) :: s, w
-    integer :: st, i, j, k
+    integer :: st
     call gtstorage_create(s, [6, 5, 3], preset="gt:cpu_kfirst", halo=[1, 0, 1, 0, 0, 0], &
                           status=st)
     call check_status(st, GTSTORAGE_OK, "copy into model: create")
     if (st /= GTSTORAGE_OK) return
     call gtstorage_get_pointer(s, p, st)
-    do k = 1, 3
-      do j = 0, 4
-        do i = 0, 5
-          p(i, j, k) = f(i, j, k)
-        end do
-      end do
-    end do
+    call fill_field(p, lbound(p))
     call gtstorage_wrap(w, a, halo=[1, 0, 1, 0, 0, 0], status=st)
     call check_status(st, GTSTORAGE_OK, "copy into model: wrap")
     call gtstorage_copy(w, s, st)

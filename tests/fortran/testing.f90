@@ -9,8 +9,9 @@ module gts_testing
   use gtstorage
   implicit none
   private
-  public :: check, check_status, check_contains, report, c_index, read_c, write_c, address_c, &
-            addr, live_handles, itoa, tfh_abi_size, tfh_abi_offset
+  public :: check, check_status, check_contains, report, finish, c_index, read_c, write_c, &
+            address_c, addr, live_handles, itoa, tfh_abi_size, tfh_abi_offset, field_value, &
+            fill_field, field_mismatches
 
   integer, save :: n_checks = 0, n_failed = 0
 
@@ -80,6 +81,57 @@ contains
     if (n_failed > 0) error stop 1
     if (n_checks == 0) error stop "no checks ran"
   end subroutine report
+
+  !> The end of a test program: no storage left of those it made (live0 were live before it),
+  !> then the report.
+  subroutine finish(name, live0)
+    character(*), intent(in) :: name
+    integer(c_int64_t), intent(in) :: live0
+    call check(live_handles() == live0, "every storage released")
+    call report(name)
+  end subroutine finish
+
+  !> The value the tests store at element (i, j, k): its indices, readable in decimal digits,
+  !> plus shift (0 if absent; a fraction makes every value one no integer conversion keeps).
+  pure function field_value(i, j, k, shift) result(v)
+    integer, intent(in) :: i, j, k
+    real(c_double), intent(in), optional :: shift
+    real(c_double) :: v
+    v = 10000.0_c_double * i + 100.0_c_double * j + k
+    if (present(shift)) v = v + shift
+  end function field_value
+
+  !> Sets every element of a, whose lower bounds are lb (lbound of the actual array), to the
+  !> field_value of its indices (with shift).
+  subroutine fill_field(a, lb, shift)
+    integer, intent(in) :: lb(3)
+    real(c_double), intent(inout) :: a(lb(1):, lb(2):, lb(3):)
+    real(c_double), intent(in), optional :: shift
+    integer :: i, j, k
+    do k = lb(3), ubound(a, 3)
+      do j = lb(2), ubound(a, 2)
+        do i = lb(1), ubound(a, 1)
+          a(i, j, k) = field_value(i, j, k, shift)
+        end do
+      end do
+    end do
+  end subroutine fill_field
+
+  !> How many elements of a (lower bounds lb) do not hold the field_value of their indices.
+  function field_mismatches(a, lb, shift) result(bad)
+    integer, intent(in) :: lb(3)
+    real(c_double), intent(in) :: a(lb(1):, lb(2):, lb(3):)
+    real(c_double), intent(in), optional :: shift
+    integer :: bad, i, j, k
+    bad = 0
+    do k = lb(3), ubound(a, 3)
+      do j = lb(2), ubound(a, 2)
+        do i = lb(1), ubound(a, 1)
+          if (a(i, j, k) /= field_value(i, j, k, shift)) bad = bad + 1
+        end do
+      end do
+    end do
+  end function field_mismatches
 
   !> 0-based C index (halo included) of the Fortran pointer index f, given the pointer's lbounds.
   pure function c_index(f, lb) result(c)

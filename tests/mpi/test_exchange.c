@@ -50,31 +50,34 @@ static long long reduce(const char* dtype, long long v) {
   return v; /* <f8, <i8, <c16 */
 }
 
+/* The dtypes stored as one number: X(typestr, C type, what an element of value SENTINEL holds).
+ * |u1, |b1 and <c16 have their own conversions. */
+#define NUMBER_DTYPES(X) \
+  X("<f8", double, -1.5) \
+  X("<f4", float, -1.5f) \
+  X("<i4", int32_t, -7)  \
+  X("<i2", int16_t, -7)  \
+  X("<i8", int64_t, -7)
+
 static int64_t itemsize_of(const char* dtype) {
-  if (!strcmp(dtype, "|u1") || !strcmp(dtype, "|b1")) return 1;
-  if (!strcmp(dtype, "<i2")) return 2;
-  if (!strcmp(dtype, "<f4") || !strcmp(dtype, "<i4")) return 4;
+#define NUMBER_SIZE(name, type, sentinel) \
+  if (!strcmp(dtype, name)) return (int64_t)sizeof(type);
+  NUMBER_DTYPES(NUMBER_SIZE)
+#undef NUMBER_SIZE
   if (!strcmp(dtype, "<c16")) return 16;
-  return 8;
+  return 1; /* |u1, |b1 */
 }
 
 static void put(const char* dtype, unsigned char* p, long long v) {
-  if (!strcmp(dtype, "<f8")) {
-    double x = v == SENTINEL ? -1.5 : (double)v;
-    memcpy(p, &x, 8);
-  } else if (!strcmp(dtype, "<f4")) {
-    float x = v == SENTINEL ? -1.5f : (float)v;
-    memcpy(p, &x, 4);
-  } else if (!strcmp(dtype, "<i4")) {
-    int32_t x = v == SENTINEL ? -7 : (int32_t)v;
-    memcpy(p, &x, 4);
-  } else if (!strcmp(dtype, "<i2")) {
-    int16_t x = v == SENTINEL ? -7 : (int16_t)v;
-    memcpy(p, &x, 2);
-  } else if (!strcmp(dtype, "<i8")) {
-    int64_t x = v == SENTINEL ? -7 : (int64_t)v;
-    memcpy(p, &x, 8);
-  } else if (!strcmp(dtype, "|u1")) {
+#define PUT_NUMBER(name, type, sentinel)                 \
+  if (!strcmp(dtype, name)) {                            \
+    const type x = v == SENTINEL ? (sentinel) : (type)v; \
+    memcpy(p, &x, sizeof x);                             \
+    return;                                              \
+  }
+  NUMBER_DTYPES(PUT_NUMBER)
+#undef PUT_NUMBER
+  if (!strcmp(dtype, "|u1")) {
     *p = v == SENTINEL ? 255 : (unsigned char)v;
   } else if (!strcmp(dtype, "|b1")) {
     *p = v == SENTINEL ? 0 : (unsigned char)v;
@@ -201,6 +204,17 @@ static void upload(field* f) {
   OK(gtstorage_copy_from_array(f->h, &a));
 }
 
+/* The create options that put a field in each kind of memory. */
+static const struct {
+  int32_t device, host_memory, managed;
+} memories[] = {
+    [HOST] = {GTSTORAGE_DEVICE_CPU, GTSTORAGE_HOST_PAGEABLE, GTSTORAGE_MANAGED_DEFAULT},
+    [PINNED] = {GTSTORAGE_DEVICE_CPU, GTSTORAGE_HOST_PINNED, GTSTORAGE_MANAGED_DEFAULT},
+    [MIRROR] = {GTSTORAGE_DEVICE_GPU, GTSTORAGE_HOST_PAGEABLE, GTSTORAGE_MANAGED_MIRROR},
+    [DEVICE_ONLY] = {GTSTORAGE_DEVICE_GPU, GTSTORAGE_HOST_PAGEABLE, GTSTORAGE_MANAGED_NONE},
+    [UNIFIED] = {GTSTORAGE_DEVICE_GPU, GTSTORAGE_HOST_PAGEABLE, GTSTORAGE_MANAGED_UNIFIED},
+};
+
 static int make_field(const grid* g, field* f, const field_spec* spec, int id) {
   memset(f, 0, sizeof *f);
   f->spec = *spec;
@@ -217,27 +231,9 @@ static int make_field(const grid* g, field* f, const field_spec* spec, int id) {
   o.preset = spec->preset;
   o.layout = spec->layout;
   o.halo = &spec->halo[0][0];
-  switch (spec->kind) {
-    case HOST:
-      o.device = GTSTORAGE_DEVICE_CPU;
-      break;
-    case PINNED:
-      o.device = GTSTORAGE_DEVICE_CPU;
-      o.host_memory = GTSTORAGE_HOST_PINNED;
-      break;
-    case MIRROR:
-      o.device = GTSTORAGE_DEVICE_GPU;
-      o.managed = GTSTORAGE_MANAGED_MIRROR;
-      break;
-    case DEVICE_ONLY:
-      o.device = GTSTORAGE_DEVICE_GPU;
-      o.managed = GTSTORAGE_MANAGED_NONE;
-      break;
-    case UNIFIED:
-      o.device = GTSTORAGE_DEVICE_GPU;
-      o.managed = GTSTORAGE_MANAGED_UNIFIED;
-      break;
-  }
+  o.device = memories[spec->kind].device;
+  o.host_memory = memories[spec->kind].host_memory;
+  o.managed = memories[spec->kind].managed;
   int rc = gtstorage_create(&o, &f->h);
   if (rc != GTSTORAGE_OK) {
     failed(__FILE__, __LINE__, "create %s %s: %s", spec->dtype, spec->preset,
@@ -689,22 +685,24 @@ static void bad_input_cases(void) {
         "fields[0]: halo (1, 1) of dim I is narrower than the exchanged width (2, 2)",
         gtstorage_exchange_create(g.d, &f.h, 1, &eo, &ex));
   eo.width = NULL;
-  eo.pattern = 7;
-  FAILS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "pattern: 7",
-        gtstorage_exchange_create(g.d, &f.h, 1, &eo, &ex));
-  eo.pattern = GTSTORAGE_EXCHANGE_BOX;
-  eo.method = 9;
-  FAILS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "method: 9",
-        gtstorage_exchange_create(g.d, &f.h, 1, &eo, &ex));
-  eo.method = GTSTORAGE_EXCHANGE_AUTO;
-  eo.side = 5;
-  FAILS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "side: 5",
-        gtstorage_exchange_create(g.d, &f.h, 1, &eo, &ex));
-  eo.side = GTSTORAGE_EXCHANGE_SIDE_CURRENT;
-  eo.gpu_aware = 3;
-  FAILS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "gpu_aware: 3",
-        gtstorage_exchange_create(g.d, &f.h, 1, &eo, &ex));
-  eo.gpu_aware = GTSTORAGE_GPU_AWARE_AUTO;
+  /* Each enumerated option at a value it does not have (the others at their defaults). */
+  const struct {
+    int32_t* option;
+    int32_t value;
+    const char* message;
+  } bad_values[] = {
+      {&eo.pattern, 7, "pattern: 7"},
+      {&eo.method, 9, "method: 9"},
+      {&eo.side, 5, "side: 5"},
+      {&eo.gpu_aware, 3, "gpu_aware: 3"},
+  };
+  for (size_t i = 0; i < sizeof bad_values / sizeof bad_values[0]; ++i) {
+    const int32_t kept = *bad_values[i].option;
+    *bad_values[i].option = bad_values[i].value;
+    FAILS(GTSTORAGE_ERROR_INVALID_ARGUMENT, bad_values[i].message,
+          gtstorage_exchange_create(g.d, &f.h, 1, &eo, &ex));
+    *bad_values[i].option = kept;
+  }
   FAILS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "nfields: 0",
         gtstorage_exchange_create(g.d, &f.h, 0, &eo, &ex));
   FAILS(GTSTORAGE_ERROR_INVALID_ARGUMENT, "fields: must not be NULL",

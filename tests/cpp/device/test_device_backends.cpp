@@ -200,21 +200,37 @@ void draw_shape(std::mt19937_64& rng, int ndim, int64_t max_extent, int64_t* sha
   }
 }
 
-void suite_strided(backend& be, int trials, unsigned seed, int64_t max_extent) {
-  std::mt19937_64 rng(seed);
-  const int sizes[] = {1, 2, 4, 8, 16};
-  int64_t bad_total = 0;
-  for (int t = 0; t < trials; ++t) {
-    const int itemsize = sizes[rng() % 5];
-    const int ndim = 1 + static_cast<int>(rng() % 4);
-    int64_t shape[gts::max_ndim];
+// One random trial of the strided suites: an item size, a shape, and layouts of that shape
+// whose element (0,…,0) is aligned to the item size.
+struct trial {
+  int itemsize = 0;
+  int ndim = 0;
+  int64_t shape[gts::max_ndim] = {};
+
+  trial(std::mt19937_64& rng, int64_t max_extent) {
+    const int sizes[] = {1, 2, 4, 8, 16};
+    itemsize = sizes[rng() % 5];
+    ndim = 1 + static_cast<int>(rng() % 4);
     draw_shape(rng, ndim, max_extent, shape);
+  }
+  [[nodiscard]] test::layout layout(std::mt19937_64& rng) const {
     test::layout_options o;
     o.align = itemsize;
-    const test::layout la = test::random_layout(rng, ndim, shape, itemsize, o);
-    const test::layout l1 = test::random_layout(rng, ndim, shape, itemsize, o);
-    const test::layout l2 = test::random_layout(rng, ndim, shape, itemsize, o);
-    const test::layout lr = test::random_layout(rng, ndim, shape, itemsize, o);
+    return test::random_layout(rng, ndim, shape, itemsize, o);
+  }
+};
+
+void suite_strided(backend& be, int trials, unsigned seed, int64_t max_extent) {
+  std::mt19937_64 rng(seed);
+  int64_t bad_total = 0;
+  for (int t = 0; t < trials; ++t) {
+    const trial tr(rng, max_extent);
+    const int itemsize = tr.itemsize;
+    const int ndim = tr.ndim;
+    const test::layout la = tr.layout(rng);
+    const test::layout l1 = tr.layout(rng);
+    const test::layout l2 = tr.layout(rng);
+    const test::layout lr = tr.layout(rng);
     std::vector<std::byte> host_a(static_cast<std::size_t>(la.bytes), std::byte{0x11});
     std::vector<std::byte> host_r(static_cast<std::size_t>(lr.bytes), std::byte{0x22});
     test::write_pattern(host_a.data(), la, itemsize, seed + t);
@@ -272,15 +288,11 @@ void suite_strided(backend& be, int trials, unsigned seed, int64_t max_extent) {
 
 void suite_fill(backend& be, int trials, unsigned seed, int64_t max_extent) {
   std::mt19937_64 rng(seed);
-  const int sizes[] = {1, 2, 4, 8, 16};
   for (int t = 0; t < trials; ++t) {
-    const int itemsize = sizes[rng() % 5];
-    const int ndim = 1 + static_cast<int>(rng() % 4);
-    int64_t shape[gts::max_ndim];
-    draw_shape(rng, ndim, max_extent, shape);
-    test::layout_options o;
-    o.align = itemsize;
-    const test::layout l = test::random_layout(rng, ndim, shape, itemsize, o);
+    const trial tr(rng, max_extent);
+    const int itemsize = tr.itemsize;
+    const int ndim = tr.ndim;
+    const test::layout l = tr.layout(rng);
     unsigned char value[16];
     const bool byte_value = rng() % 4 == 0;  // Every byte equal: the memset path.
     for (int b = 0; b < 16; ++b) {

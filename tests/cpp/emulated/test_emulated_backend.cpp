@@ -83,24 +83,9 @@ strided_array make(void* p, int itemsize, std::initializer_list<int64_t> shape,
   return a;
 }
 
-// Calls f(i, element address) for every element of @p a, i its C-order linear index.
-template <class F>
-void for_each_element(const strided_array& a, F&& f) {
-  int64_t n = 1;
-  for (int d = 0; d < a.ndim; ++d) n *= a.shape[d];
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t r = i, off = 0;
-    for (int d = a.ndim - 1; d >= 0; --d) {
-      off += (r % a.shape[d]) * a.strides[d];
-      r /= a.shape[d];
-    }
-    f(i, a.data + off);
-  }
-}
-
 // Element i of @p a (8-byte items) gets the value i.
 void write_index_values(const strided_array& a) {
-  for_each_element(a, [](int64_t i, std::byte* p) {
+  test::for_each_element(a, [](int64_t i, std::byte* p) {
     const double v = static_cast<double>(i);
     std::memcpy(p, &v, 8);
   });
@@ -108,7 +93,7 @@ void write_index_values(const strided_array& a) {
 
 int64_t count_wrong_index_values(const strided_array& a) {
   int64_t wrong = 0;
-  for_each_element(a, [&](int64_t i, const std::byte* p) {
+  test::for_each_element(a, [&](int64_t i, const std::byte* p) {
     double v = 0;
     std::memcpy(&v, p, 8);
     wrong += v != static_cast<double>(i);

@@ -77,15 +77,9 @@ int step(run& r, const char* what, int rc) {
 gtstorage_handle create(run& r, const char* what, int32_t managed, int32_t device_id,
                         int32_t host_memory = GTSTORAGE_HOST_PAGEABLE,
                         const int32_t* layout = nullptr) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape;
+  gtstorage_create_options o = test::gpu_options(shape, managed, device_id);
   o.halo = halo;
-  o.preset = "gt:gpu";
   o.layout = layout;
-  o.device = GTSTORAGE_DEVICE_GPU;
-  o.managed = managed;
-  o.device_id = device_id;
   o.host_memory = host_memory;
   o.init = GTSTORAGE_INIT_ZEROS;
   gtstorage_handle h = 0;
@@ -97,10 +91,7 @@ gtstorage_handle create(run& r, const char* what, int32_t managed, int32_t devic
 bool read(run& r, gtstorage_handle h, std::vector<double>& out) {
   out.assign(n_elements, -999.0);
   if (h == 0) return false;
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = 3;
-  a.data = out.data();
-  a.shape = shape;
+  gtstorage_array a = test::c_array(out.data(), shape);
   return STEP(gtstorage_copy_to_array(&a, h)) == GTSTORAGE_OK;
 }
 
@@ -182,10 +173,7 @@ void workload(run& r, sim::cudaStream_t app_stream) {
   STEP(gtstorage_set_stream(uni, reinterpret_cast<uint64_t>(app_stream)));
   {
     std::vector<double> fours(n_elements, 4.0);
-    gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-    a.ndim = 3;
-    a.data = fours.data();
-    a.shape = shape;
+    gtstorage_array a = test::c_array(fours.data(), shape);
     STEP(gtstorage_copy_from_array(uni, &a));
   }
   STEP(gtstorage_sync_to(uni, GTSTORAGE_SIDE_DEVICE, GTSTORAGE_SYNC_FLAG_FORCE));
@@ -299,10 +287,42 @@ void workload(run& r, sim::cudaStream_t app_stream) {
 
 struct sweep_class {
   ctl::call_class c;
-  const char* name;
+  std::string name;
   sim::cudaError_t error;
   bool async;
 };
+
+// The sweeps, one a class of runtime calls, each failing at once with its own error; a class
+// that queues work is swept again as <name>_async, failing later, when the queued work runs (a
+// sticky illegal address). The stream class comes first, while the backend still has to make
+// its helper streams (it keeps them).
+std::vector<sweep_class> sweep_classes() {
+  struct call_kind {
+    ctl::call_class c;
+    const char* name;
+    sim::cudaError_t error;
+    bool queues_work;
+  };
+  const call_kind kinds[] = {
+      {ctl::call_class::stream_create, "stream_create", sim::cudaErrorMemoryAllocation, false},
+      {ctl::call_class::event_create, "event_create", sim::cudaErrorMemoryAllocation, false},
+      {ctl::call_class::event_record, "event_record", sim::cudaErrorInvalidResourceHandle, false},
+      {ctl::call_class::alloc, "alloc", sim::cudaErrorMemoryAllocation, false},
+      {ctl::call_class::memcpy, "memcpy", sim::cudaErrorInvalidValue, true},
+      {ctl::call_class::memset, "memset", sim::cudaErrorInvalidValue, true},
+      {ctl::call_class::launch, "launch", sim::cudaErrorLaunchOutOfResources, true},
+      {ctl::call_class::synchronize, "synchronize", sim::cudaErrorLaunchFailure, false},
+      {ctl::call_class::prefetch, "prefetch", sim::cudaErrorInvalidValue, true},
+  };
+  std::vector<sweep_class> classes;
+  for (const call_kind& k : kinds) {
+    classes.push_back({k.c, k.name, k.error, false});
+    if (k.queues_work) {
+      classes.push_back({k.c, std::string(k.name) + "_async", sim::cudaErrorIllegalAddress, true});
+    }
+  }
+  return classes;
+}
 
 }  // namespace
 
@@ -319,23 +339,8 @@ int main(int argc, char** argv) {
   sim::cudaStream_t app = nullptr;
   CHECK(sim::cudaStreamCreateWithFlags(&app, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
 
-  // The stream class comes first, while the backend still has to make its helper streams (it
-  // keeps them); the workload runs once without injection after it, and must pass its checks.
-  const sweep_class classes[] = {
-      {ctl::call_class::stream_create, "stream_create", sim::cudaErrorMemoryAllocation, false},
-      {ctl::call_class::event_create, "event_create", sim::cudaErrorMemoryAllocation, false},
-      {ctl::call_class::event_record, "event_record", sim::cudaErrorInvalidResourceHandle, false},
-      {ctl::call_class::alloc, "alloc", sim::cudaErrorMemoryAllocation, false},
-      {ctl::call_class::memcpy, "memcpy", sim::cudaErrorInvalidValue, false},
-      {ctl::call_class::memcpy, "memcpy_async", sim::cudaErrorIllegalAddress, true},
-      {ctl::call_class::memset, "memset", sim::cudaErrorInvalidValue, false},
-      {ctl::call_class::memset, "memset_async", sim::cudaErrorIllegalAddress, true},
-      {ctl::call_class::launch, "launch", sim::cudaErrorLaunchOutOfResources, false},
-      {ctl::call_class::launch, "launch_async", sim::cudaErrorIllegalAddress, true},
-      {ctl::call_class::synchronize, "synchronize", sim::cudaErrorLaunchFailure, false},
-      {ctl::call_class::prefetch, "prefetch", sim::cudaErrorInvalidValue, false},
-      {ctl::call_class::prefetch, "prefetch_async", sim::cudaErrorIllegalAddress, true},
-  };
+  // The workload runs once without injection after the stream class, and must pass its checks.
+  const std::vector<sweep_class> classes = sweep_classes();
   constexpr int max_n = 400;
   int total_runs = 0;
   bool clean_run_done = false;
@@ -353,7 +358,7 @@ int main(int argc, char** argv) {
     int n = only_n > 0 ? only_n : 1, hit = 0, failed_runs = 0;
     for (; n <= max_n; ++n) {
       char label[96];
-      std::snprintf(label, sizeof label, "%s #%d", k.name, n);
+      std::snprintf(label, sizeof label, "%s #%d", k.name.c_str(), n);
       (void)ctl::take_memcheck_reports();
       const baseline start = measure();
       run r;
@@ -395,9 +400,9 @@ int main(int argc, char** argv) {
       failed_runs += r.failed > 0;
       if (only_n > 0) break;
     }
-    CHECK_MSG(n <= max_n, "%s: still injecting after %d runs", k.name, max_n);
-    CHECK_MSG(hit > 0, "%s: the workload never made such a call", k.name);
-    std::printf("%-14s: %3d injection points, %3d runs with a failed call\n", k.name, hit,
+    CHECK_MSG(n <= max_n, "%s: still injecting after %d runs", k.name.c_str(), max_n);
+    CHECK_MSG(hit > 0, "%s: the workload never made such a call", k.name.c_str());
+    std::printf("%-14s: %3d injection points, %3d runs with a failed call\n", k.name.c_str(), hit,
                 failed_runs);
   }
   std::printf("%d runs\n", total_runs);

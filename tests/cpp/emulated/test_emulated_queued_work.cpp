@@ -19,23 +19,17 @@
 #include <string>
 #include <vector>
 
+#define GTSTORAGE_NO_DEPRECATION_WARNINGS  // before support.hpp, which includes the C API's header
 #include "../support.hpp"
 #include "device/device_backend.hpp"
 #include "emulated/control.hpp"
 #include "emulated/cuda_api.hpp"
-#define GTSTORAGE_NO_DEPRECATION_WARNINGS
 #include "gtstorage/gtstorage_experimental.h"
 
 namespace sim = gts::emulated;
 namespace ctl = gts::emulated::control;
 
 namespace {
-
-#define GTS_OK(call)                                                                    \
-  do {                                                                                  \
-    const int rc_ = (call);                                                             \
-    CHECK_MSG(rc_ == GTSTORAGE_OK, "%s -> %d: %s", #call, rc_, gtstorage_last_error()); \
-  } while (0)
 
 // 1 MiB of f8 in gt:gpu's layout on every kind of memory, so host and device blocks are the
 // same size and a copy between them is one contiguous transfer or a strided one alike.
@@ -46,21 +40,9 @@ constexpr int64_t n_elements = 64 * 64 * 32;
 enum class memory { device, pageable, pinned, unified, mirror_pageable, mirror_pinned };
 
 const char* name_of(memory m) {
-  switch (m) {
-    case memory::device:
-      return "device";
-    case memory::pageable:
-      return "pageable host";
-    case memory::pinned:
-      return "pinned host";
-    case memory::unified:
-      return "unified";
-    case memory::mirror_pageable:
-      return "mirror (pageable host)";
-    case memory::mirror_pinned:
-      return "mirror (pinned host)";
-  }
-  return "?";
+  static const char* const names[] = {"device",  "pageable host",          "pinned host",
+                                      "unified", "mirror (pageable host)", "mirror (pinned host)"};
+  return names[static_cast<int>(m)];
 }
 
 // The side a copy uses of a storage of @p m: the device for device memory, else the host (a
@@ -98,8 +80,7 @@ gtstorage_handle create(memory m, bool pooled, int32_t init = GTSTORAGE_INIT_ZER
       if (m == memory::mirror_pinned) o.host_memory = GTSTORAGE_HOST_PINNED;
       break;
   }
-  gtstorage_handle h = 0;
-  GTS_OK(gtstorage_create(&o, &h));
+  const gtstorage_handle h = test::created(o);
   return h;
 }
 
@@ -153,18 +134,25 @@ void reach_the_release() {
   CHECK(sim::cudaStreamSynchronize(nullptr) == sim::cudaSuccess);
 }
 
+// What a row starts from: empty pools, no memcheck report, and a non-blocking stream of the
+// application for the row's queued work (end() destroys it before its checks).
 struct clean_slate {
   int64_t dead_handles;
+  sim::cudaStream_t stream;
 };
 
 clean_slate begin() {
   CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));
   (void)ctl::take_memcheck_reports();
-  return {ctl::get_counters().dead_handles};
+  const int64_t dead_handles = ctl::get_counters().dead_handles;
+  sim::cudaStream_t s = nullptr;
+  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  return {dead_handles, s};
 }
 
 void end(const clean_slate& s, const std::string& row) {
+  CHECK(sim::cudaStreamDestroy(s.stream) == sim::cudaSuccess);
   CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
   const std::vector<std::string> reports = ctl::take_memcheck_reports();
   CHECK_MSG(reports.empty(), "%s: memcheck: %s", row.c_str(),
@@ -190,8 +178,7 @@ void async_copy_then_release(memory from, memory to, bool release_destination, b
                           ", " + (release_destination ? "destination" : "source") + " released, " +
                           (pooled ? "pooled reuse" : "pool off");
   const clean_slate slate = begin();
-  sim::cudaStream_t s = nullptr;
-  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  const sim::cudaStream_t s = slate.stream;
   const gtstorage_handle src = source(from, side_of(from), pooled);
   const gtstorage_handle dst = create(to, pooled);
   CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
@@ -220,7 +207,6 @@ void async_copy_then_release(memory from, memory to, bool release_destination, b
             static_cast<long long>(wrong));
   GTS_OK(gtstorage_release(next));
   GTS_OK(gtstorage_release(kept));
-  CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
   end(slate, row);
 }
 
@@ -231,8 +217,7 @@ template <class Queue>
 void mirror_row(const std::string& row, memory m, int32_t to_side, bool pooled, const char* what,
                 Queue&& queue) {
   const clean_slate slate = begin();
-  sim::cudaStream_t s = nullptr;
-  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  const sim::cudaStream_t s = slate.stream;
   const int32_t from_side =
       to_side == GTSTORAGE_SIDE_HOST ? GTSTORAGE_SIDE_DEVICE : GTSTORAGE_SIDE_HOST;
   const gtstorage_handle h = source(m, from_side, pooled);
@@ -256,7 +241,6 @@ void mirror_row(const std::string& row, memory m, int32_t to_side, bool pooled, 
               side == GTSTORAGE_SIDE_HOST ? "host" : "device", what);
   }
   GTS_OK(gtstorage_release(next));
-  CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
   end(slate, row);
 }
 
@@ -293,8 +277,7 @@ void async_prefetch_then_release(int32_t to_side) {
   const std::string row = std::string("sync_to_async unified to ") +
                           (to_side == GTSTORAGE_SIDE_HOST ? "host" : "device");
   const clean_slate slate = begin();
-  sim::cudaStream_t s = nullptr;
-  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  const sim::cudaStream_t s = slate.stream;
   const gtstorage_handle h = create(memory::unified, true);
   GTS_OK(gtstorage_sync_to_async(h, to_side, GTSTORAGE_SYNC_FLAG_FORCE,
                                  reinterpret_cast<uint64_t>(s)));
@@ -302,7 +285,6 @@ void async_prefetch_then_release(int32_t to_side) {
   GTS_OK(gtstorage_release(h));
   CHECK_MSG(ctl::pending_operations() == 0, "%s: the release left the prefetch queued",
             row.c_str());
-  CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
   end(slate, row);
 }
 
@@ -315,8 +297,7 @@ void async_prefetch_then_release(int32_t to_side) {
 void access_after_async_copy(memory host) {
   const std::string row = std::string("access after copy_sides async into ") + name_of(host);
   const clean_slate slate = begin();
-  sim::cudaStream_t s = nullptr;
-  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  const sim::cudaStream_t s = slate.stream;
   const auto stream = reinterpret_cast<uint64_t>(s);
   const gtstorage_handle dev = source(memory::device, GTSTORAGE_SIDE_DEVICE, true);
   const gtstorage_handle h = create(host, true);
@@ -339,10 +320,7 @@ void access_after_async_copy(memory host) {
   zero();
   copy();
   std::vector<double> v(static_cast<std::size_t>(n_elements), -1.0);
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = 3;
-  a.data = v.data();
-  a.shape = shape;
+  gtstorage_array a = test::c_array(v.data(), shape);
   GTS_OK(gtstorage_copy_to_array(&a, h));
   CHECK_MSG(count_not(v, 1.0) == 0, "%s: copy_to_array read before the copy landed", row.c_str());
   // A descriptor (the consumer reads at once).
@@ -389,7 +367,6 @@ void access_after_async_copy(memory host) {
   GTS_OK(gtstorage_release(h));
   GTS_OK(gtstorage_release(dev));
   CHECK(sim::cudaStreamDestroy(s2) == sim::cudaSuccess);
-  CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
   end(slate, row);
 }
 
@@ -409,8 +386,7 @@ void reuse_on_release(void* user) {
 void async_copy_into_wrapped_then_release() {
   const std::string row = "copy_sides async into wrapped host memory, released";
   const clean_slate slate = begin();
-  sim::cudaStream_t s = nullptr;
-  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  const sim::cudaStream_t s = slate.stream;
   const gtstorage_handle dev = source(memory::device, GTSTORAGE_SIDE_DEVICE, true);
   owner o;
   gtstorage_wrap_options w = GTSTORAGE_WRAP_OPTIONS_INIT;
@@ -429,7 +405,6 @@ void async_copy_into_wrapped_then_release() {
   CHECK_MSG(count_not(o.memory, -1.0) == 0,
             "%s: the copy wrote the buffer after its owner took it back", row.c_str());
   GTS_OK(gtstorage_release(dev));
-  CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
   end(slate, row);
 }
 
@@ -439,15 +414,10 @@ void async_copy_into_wrapped_then_release() {
 void small_storage_with_queued_work_is_not_kept() {
   const std::string row = "copy_sides async into a small host storage, released, same plan again";
   const clean_slate slate = begin();
-  sim::cudaStream_t s = nullptr;
-  CHECK(sim::cudaStreamCreateWithFlags(&s, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
+  const sim::cudaStream_t s = slate.stream;
   const int64_t small[3] = {16, 16, 16};  // 32 KiB
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = small;
-  o.preset = "gt:gpu";
+  gtstorage_create_options o = test::gpu_options(small, GTSTORAGE_MANAGED_DEFAULT);
   o.pool = GTSTORAGE_POOL_OFF;  // pooled blocks are never kept (they go back to the pool)
-  o.device = GTSTORAGE_DEVICE_GPU;
   o.init = GTSTORAGE_INIT_UNINITIALIZED;
   gtstorage_handle dev = 0, h = 0, next = 0;
   GTS_OK(gtstorage_create(&o, &dev));
@@ -473,7 +443,6 @@ void small_storage_with_queued_work_is_not_kept() {
             row.c_str(), static_cast<long long>(wrong), p == block ? "yes" : "no");
   GTS_OK(gtstorage_release(next));
   GTS_OK(gtstorage_release(dev));
-  CHECK(sim::cudaStreamDestroy(s) == sim::cudaSuccess);
   end(slate, row);
 }
 
@@ -495,8 +464,7 @@ void failed_copy_leaves_nothing_queued_into_the_callers_array() {
   o.shape = small;
   o.preset = "gt:gpu";
   o.init = GTSTORAGE_INIT_ONES;
-  gtstorage_handle dev = 0;
-  GTS_OK(gtstorage_create(&o, &dev));
+  const gtstorage_handle dev = test::created(o);
   int checked = 0;
   const int32_t perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
   for (const auto& perm : perms) {
@@ -505,10 +473,7 @@ void failed_copy_leaves_nothing_queued_into_the_callers_array() {
     const int64_t vshape[3] = {small[perm[0]], small[perm[1]], small[perm[2]]};
     for (const char* dtype : {"<f8", "<f4"}) {  // direct, and through a staging buffer
       std::vector<double> out(3 * 4 * 5, -5.0);
-      gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-      a.ndim = 3;
-      a.shape = vshape;
-      a.data = out.data();
+      gtstorage_array a = test::c_array(out.data(), vshape);
       a.dtype = dtype;
       ctl::fail_nth(ctl::call_class::memcpy, 2, sim::cudaErrorInvalidValue);
       const int rc = gtstorage_copy_to_array(&a, view);
@@ -542,10 +507,7 @@ void failed_device_does_not_cut_short_the_wait_for_another() {
   GTS_OK(gtstorage_set_device(0));
   ctl::set_sticky_error(0, sim::cudaErrorLaunchFailure);
   std::vector<float> out(static_cast<std::size_t>(n_elements), -5.0f);
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = 3;
-  a.shape = shape;
-  a.data = out.data();
+  gtstorage_array a = test::c_array(out.data(), shape);
   a.dtype = "<f4";
   const int rc = gtstorage_copy_to_array(&a, dev);
   const int64_t queued = ctl::pending_operations();

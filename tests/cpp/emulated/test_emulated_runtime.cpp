@@ -55,6 +55,13 @@ void fresh() {
               cudaGetErrorName(want));                                              \
   } while (0)
 
+// @p n bytes of device memory on the current device.
+void* device_bytes(std::size_t n) {
+  void* d = nullptr;
+  CUDA_OK(cudaMalloc(&d, n));
+  return d;
+}
+
 bool reports_contain(const std::vector<std::string>& r, const char* needle) {
   for (const auto& s : r) {
     if (s.find(needle) != std::string::npos) return true;
@@ -68,8 +75,7 @@ bool reports_contain(const std::vector<std::string>& r, const char* needle) {
 void async_copies_land_only_when_waited_for() {
   fresh();
   const std::size_t n = 4096;
-  void* d = nullptr;
-  CUDA_OK(cudaMalloc(&d, n));
+  void* d = device_bytes(n);
   // Fresh device memory is poisoned.
   std::vector<unsigned char> h(n, 0), back(n, 0x11);
   CUDA_OK(cudaMemcpy(h.data(), d, n, cudaMemcpyDefault));
@@ -100,8 +106,7 @@ void async_copies_land_only_when_waited_for() {
 void default_streams_keep_cuda_semantics() {
   fresh();
   const std::size_t n = 256;
-  void* d = nullptr;
-  CUDA_OK(cudaMalloc(&d, n));
+  void* d = device_bytes(n);
   unsigned char h[256];
   cudaStream_t blocking = nullptr, nonblocking = nullptr;
   CUDA_OK(cudaStreamCreate(&blocking));
@@ -151,8 +156,7 @@ void default_streams_keep_cuda_semantics() {
 void events_order_streams_and_time_them() {
   fresh();
   const std::size_t n = 512;
-  void* d = nullptr;
-  CUDA_OK(cudaMalloc(&d, n));
+  void* d = device_bytes(n);
   unsigned char h[512];
   std::memset(h, 0, n);
   cudaStream_t s1 = nullptr, s2 = nullptr;
@@ -223,8 +227,7 @@ void current_device_is_per_thread_and_handles_belong_to_devices() {
   CUDA_OK(cudaEventCreate(&e1));
   CUDA_OK(cudaStreamGetDevice(s1, &dev));
   CHECK(dev == 1);
-  void* d1 = nullptr;
-  CUDA_OK(cudaMalloc(&d1, 64));
+  void* d1 = device_bytes(64);
   CUDA_OK(cudaSetDevice(0));
   cudaStream_t s0 = nullptr;
   CUDA_OK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
@@ -289,8 +292,7 @@ void managed_memory_and_prefetch() {
   CUDA_OK(cudaMemPrefetchAsync(m, 64, to_host, 0, nullptr));
   cudaMemLocation bad{cudaMemLocationTypeDevice, 7};
   CUDA_IS(cudaErrorInvalidDevice, cudaMemPrefetchAsync(m, 64, bad, 0, nullptr));
-  void* d = nullptr;
-  CUDA_OK(cudaMalloc(&d, 64));
+  void* d = device_bytes(64);
   CUDA_IS(cudaErrorInvalidValue, cudaMemPrefetchAsync(d, 64, to_dev, 0, nullptr));
   CUDA_IS(cudaErrorInvalidValue, cudaMemPrefetchAsync(m, 65, to_dev, 0, nullptr));  // past its end
   ctl::machine mc = ctl::current_machine();
@@ -370,8 +372,7 @@ void pools_keep_or_release_by_threshold() {
 
 void copies_are_bounds_checked() {
   fresh();
-  void* d = nullptr;
-  CUDA_OK(cudaMalloc(&d, 1000));
+  void* d = device_bytes(1000);
   std::vector<unsigned char> h(2000);
   auto* b = static_cast<unsigned char*>(d);
   CUDA_IS(cudaErrorInvalidValue, cudaMemcpyAsync(b + 900, h.data(), 101, cudaMemcpyDefault, 0));
@@ -390,8 +391,7 @@ void copies_are_bounds_checked() {
           cudaMemcpyAsync(h.data(), h.data() + 1000, 8, cudaMemcpyHostToDevice, 0));
   // A copy queued now, whose memory is freed before it runs: an illegal address, found when the
   // copy runs, sticky for the device.
-  void* e = nullptr;
-  CUDA_OK(cudaMalloc(&e, 64));
+  void* e = device_bytes(64);
   cudaStream_t s = nullptr;
   CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   CUDA_OK(cudaMemcpyAsync(h.data(), e, 64, cudaMemcpyDefault, s));
@@ -431,8 +431,7 @@ void errors_can_be_injected() {
   CUDA_IS(cudaErrorLaunchFailure, cudaStreamSynchronize(nullptr));
   CUDA_IS(cudaErrorLaunchFailure, cudaMalloc(&b, 8));
   CUDA_OK(cudaSetDevice(1));  // other devices still work
-  void* c = nullptr;
-  CUDA_OK(cudaMalloc(&c, 8));
+  void* c = device_bytes(8);
   CUDA_OK(cudaFree(c));
   fresh();
   ctl::set_sticky_error(0, cudaErrorIllegalAddress);
@@ -805,8 +804,7 @@ void no_signal_handler_unless_asked() {
   }, before_bus{}, after{};
   sigaction(SIGSEGV, nullptr, &before_segv);
   sigaction(SIGBUS, nullptr, &before_bus);
-  void* p = nullptr;
-  CUDA_OK(cudaMalloc(&p, 4096));
+  void* p = device_bytes(4096);
   CUDA_OK(cudaFree(p));
   CHECK(!ctl::fault_reports_installed());
   sigaction(SIGSEGV, nullptr, &after);

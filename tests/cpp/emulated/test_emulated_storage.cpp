@@ -20,34 +20,20 @@
 #include <thread>
 #include <vector>
 
+/* The suites use the experimental tier (refcounts, counter resets, backend switching) and
+ * also cover the deprecated sync spellings, which stay supported within the major version
+ * (defined before support.hpp, which includes the C API's header). */
+#define GTSTORAGE_NO_DEPRECATION_WARNINGS
 #include "../support.hpp"
 #include "device/device_backend.hpp"
 #include "emulated/control.hpp"
 #include "emulated/cuda_api.hpp"
-/* The suites use the experimental tier (refcounts, counter resets, backend switching) and
- * also cover the deprecated sync spellings, which stay supported within the major version. */
-#define GTSTORAGE_NO_DEPRECATION_WARNINGS
 #include "gtstorage/gtstorage_experimental.h"
 
 namespace sim = gts::emulated;
 namespace ctl = gts::emulated::control;
 
 namespace {
-
-#define GTS_OK(call)                                                                    \
-  do {                                                                                  \
-    const int rc_ = (call);                                                             \
-    CHECK_MSG(rc_ == GTSTORAGE_OK, "%s -> %d: %s", #call, rc_, gtstorage_last_error()); \
-  } while (0)
-
-#define GTS_IS(want, needle, call)                                                  \
-  do {                                                                              \
-    const int rc_ = (call);                                                         \
-    CHECK_MSG(rc_ == (want), "%s -> %d (want %d): %s", #call, rc_, (want),          \
-              gtstorage_last_error());                                              \
-    CHECK_MSG(std::strstr(gtstorage_last_error(), needle) != nullptr,               \
-              "%s: message lacks '%s': %s", #call, needle, gtstorage_last_error()); \
-  } while (0)
 
 void fresh() {
   ctl::set_machine(ctl::machine{});
@@ -64,17 +50,9 @@ constexpr int64_t n_elements = 6 * 5 * 4;
 
 gtstorage_handle create(int32_t managed, int32_t device_id = -1,
                         int32_t init = GTSTORAGE_INIT_ZEROS) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = shape;
-  o.preset = "gt:gpu";
-  o.device = GTSTORAGE_DEVICE_GPU;
-  o.managed = managed;
-  o.device_id = device_id;
+  gtstorage_create_options o = test::gpu_options(shape, managed, device_id);
   o.init = init;
-  gtstorage_handle h = 0;
-  GTS_OK(gtstorage_create(&o, &h));
-  return h;
+  return test::created(o);
 }
 
 gtstorage_interface_info describe(gtstorage_handle h, int32_t side) {
@@ -86,10 +64,7 @@ gtstorage_interface_info describe(gtstorage_handle h, int32_t side) {
 
 std::vector<double> read_all(gtstorage_handle h) {
   std::vector<double> v(n_elements, -999.0);
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = 3;
-  a.data = v.data();
-  a.shape = shape;
+  gtstorage_array a = test::c_array(v.data(), shape);
   GTS_OK(gtstorage_copy_to_array(&a, h));
   return v;
 }
@@ -108,6 +83,13 @@ live_counts live() {
   s.struct_size = sizeof s;
   GTS_OK(gtstorage_get_stats(&s));
   return {s.live_handles, s.live_buffers};
+}
+
+// No memcheck report, and as many live handles and buffers as @p before: nothing leaked.
+void check_nothing_left(const live_counts& before) {
+  CHECK(ctl::take_memcheck_reports().empty());
+  const live_counts after = live();
+  CHECK(after.handles == before.handles && after.buffers == before.buffers);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -162,9 +144,7 @@ void release_waits_for_async_sync() {
   GTS_OK(gtstorage_fill_double(mirror, 3.0));
   GTS_OK(gtstorage_sync_async(mirror, GTSTORAGE_SYNC_HOST_TO_DEVICE, 0, 0));
   GTS_OK(gtstorage_release(mirror));
-  CHECK(ctl::take_memcheck_reports().empty());
-  const live_counts after = live();
-  CHECK(after.handles == before.handles && after.buffers == before.buffers);
+  check_nothing_left(before);
 }
 
 // An asynchronous sync on the storage's own stream, then host access: a write must wait until
@@ -229,10 +209,7 @@ void unified_storages_wait_for_their_stream() {
   // A host write must land after it (not be overwritten by it later).
   CHECK(sim::cudaMemsetAsync(info.allocation, 0x3F, bytes, s) == sim::cudaSuccess);
   std::vector<double> ones(n_elements, 1.0);
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = 3;
-  a.data = ones.data();
-  a.shape = shape;
+  gtstorage_array a = test::c_array(ones.data(), shape);
   GTS_OK(gtstorage_copy_from_array(u, &a));
   CHECK(sim::cudaStreamSynchronize(s) == sim::cudaSuccess);
   CHECK_MSG(count_not(read_all(u), 1.0) == 0, "the host write was overwritten by queued work");
@@ -467,22 +444,14 @@ void scalars_empties_and_odd_alignments() {
     const int64_t empty_shape[3] = {4, 0, 5};
     for (int32_t managed :
          {GTSTORAGE_MANAGED_MIRROR, GTSTORAGE_MANAGED_NONE, GTSTORAGE_MANAGED_UNIFIED}) {
-      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-      o.ndim = 3;
-      o.shape = empty_shape;
-      o.preset = "gt:gpu";
-      o.device = GTSTORAGE_DEVICE_GPU;
-      o.managed = managed;
+      gtstorage_create_options o = test::gpu_options(empty_shape, managed);
       o.init = GTSTORAGE_INIT_ZEROS;
-      gtstorage_handle h = 0;
-      GTS_OK(gtstorage_create(&o, &h));
+      const gtstorage_handle h = test::created(o);
       for (int32_t op = GTSTORAGE_SYNC_HOST_TO_DEVICE; op <= GTSTORAGE_SYNC_WAIT_STREAM; ++op) {
         GTS_OK(gtstorage_sync(h, op, GTSTORAGE_SYNC_FLAG_FORCE));
       }
       GTS_OK(gtstorage_fill_double(h, 1.0));
-      gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-      a.ndim = 3;
-      a.shape = empty_shape;
+      gtstorage_array a = test::c_array(nullptr, empty_shape);
       GTS_OK(gtstorage_copy_to_array(&a, h));
       GTS_OK(gtstorage_copy_from_array(h, &a));
       GTS_OK(gtstorage_release(h));
@@ -495,15 +464,10 @@ void scalars_empties_and_odd_alignments() {
   }
   {
     const double v = 2.5, other = -7.0;
-    gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-    o.ndim = 0;
-    o.preset = "gt:gpu";
-    o.device = GTSTORAGE_DEVICE_GPU;
-    o.managed = GTSTORAGE_MANAGED_MIRROR;
+    gtstorage_create_options o = test::gpu_options(nullptr, GTSTORAGE_MANAGED_MIRROR, -1, 0);
     o.init = GTSTORAGE_INIT_VALUE;
     o.fill_value = &v;
-    gtstorage_handle h = 0;
-    GTS_OK(gtstorage_create(&o, &h));
+    const gtstorage_handle h = test::created(o);
     GTS_OK(gtstorage_sync(h, GTSTORAGE_SYNC_HOST_TO_DEVICE, 0));
     const gtstorage_interface_info host = describe(h, GTSTORAGE_SIDE_HOST);
     std::memcpy(host.data, &other, sizeof other);  // behind the library's back
@@ -518,16 +482,11 @@ void scalars_empties_and_odd_alignments() {
     std::vector<gtstorage_handle> live_handles;
     for (int i = 0; i < 40; ++i) {
       const int64_t s3[3] = {3 + i % 5, 2 + i % 3, 1 + i % 4};
-      gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-      o.ndim = 3;
-      o.shape = s3;
-      o.preset = "gt:gpu";
+      gtstorage_create_options o =
+          test::gpu_options(s3, i % 2 ? GTSTORAGE_MANAGED_NONE : GTSTORAGE_MANAGED_MIRROR);
       o.alignment_bytes = 24;
-      o.device = GTSTORAGE_DEVICE_GPU;
-      o.managed = i % 2 ? GTSTORAGE_MANAGED_NONE : GTSTORAGE_MANAGED_MIRROR;
       o.init = GTSTORAGE_INIT_ONES;
-      gtstorage_handle h = 0;
-      GTS_OK(gtstorage_create(&o, &h));
+      const gtstorage_handle h = test::created(o);
       const gtstorage_interface_info d = describe(h, GTSTORAGE_SIDE_DEVICE);
       const auto* p = static_cast<const char*>(d.data);
       for (uint32_t k = 0; k < d.ndim; ++k) p += d.aligned_index[k] * d.strides[k];
@@ -540,18 +499,13 @@ void scalars_empties_and_odd_alignments() {
     for (gtstorage_handle h : live_handles) {
       gtstorage_interface_info i = describe(h, GTSTORAGE_SIDE_DEVICE);
       std::vector<double> v(static_cast<size_t>(i.nbytes / 8), 0.0);
-      gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-      a.ndim = i.ndim;
-      a.data = v.data();
-      a.shape = i.shape;
+      gtstorage_array a = test::c_array(v.data(), i.shape, i.ndim);
       GTS_OK(gtstorage_copy_to_array(&a, h));
       CHECK(count_not(v, 4.0) == 0);
       GTS_OK(gtstorage_release(h));
     }
   }
-  CHECK(ctl::take_memcheck_reports().empty());
-  const live_counts after = live();
-  CHECK(after.handles == before.handles && after.buffers == before.buffers);
+  check_nothing_left(before);
 }
 
 // Issue 23, F3: device memory the library did not allocate (a CuPy array, here the simulated
@@ -602,12 +556,7 @@ constexpr int64_t pool_n = 64 * 64 * 32;
 constexpr auto pool_bytes = static_cast<std::size_t>(pool_n * 8);
 
 gtstorage_create_options pool_options(int32_t managed) {
-  gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;
-  o.ndim = 3;
-  o.shape = pool_shape;
-  o.preset = "gt:gpu";
-  o.device = GTSTORAGE_DEVICE_GPU;
-  o.managed = managed;
+  gtstorage_create_options o = test::gpu_options(pool_shape, managed);
   o.init = GTSTORAGE_INIT_UNINITIALIZED;
   return o;
 }
@@ -627,10 +576,7 @@ void device_pool_reuse_follows_stream_order() {
   const gtstorage_create_options o = pool_options(GTSTORAGE_MANAGED_NONE);
   auto read = [&](gtstorage_handle h) {
     std::vector<double> v(static_cast<std::size_t>(n), -999.0);
-    gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-    a.ndim = 3;
-    a.data = v.data();
-    a.shape = pool_shape;
+    gtstorage_array a = test::c_array(v.data(), pool_shape);
     GTS_OK(gtstorage_copy_to_array(&a, h));
     return v;
   };
@@ -648,8 +594,7 @@ void device_pool_reuse_follows_stream_order() {
     CHECK(sim::cudaMalloc(&scratch, bytes) == sim::cudaSuccess);
     CHECK(sim::cudaMemsetAsync(scratch, 0, bytes, sa) == sim::cudaSuccess);
 
-    gtstorage_handle a = 0;
-    GTS_OK(gtstorage_create(&o, &a));
+    const gtstorage_handle a = test::created(o);
     GTS_OK(gtstorage_set_stream(a, reinterpret_cast<uint64_t>(sa)));
     GTS_OK(gtstorage_fill_double(a, 1.0));
     CHECK(sim::cudaStreamSynchronize(sa) == sim::cudaSuccess);
@@ -662,8 +607,7 @@ void device_pool_reuse_follows_stream_order() {
     GTS_OK(gtstorage_release(a));
     wait_legacy();  // the device reaches the release (work on A is still queued)
 
-    gtstorage_handle b = 0;
-    GTS_OK(gtstorage_create(&o, &b));
+    const gtstorage_handle b = test::created(o);
     GTS_OK(gtstorage_set_stream(b, reinterpret_cast<uint64_t>(sb)));
     GTS_OK(gtstorage_fill_double(b, 2.0));
     CHECK(sim::cudaStreamSynchronize(sb) == sim::cudaSuccess);  // B's write lands first,
@@ -682,8 +626,7 @@ void device_pool_reuse_follows_stream_order() {
     // reuse, it does not prevent it): waiting for the legacy stream ran A's copy and then the
     // release, so B's storage got the block, else the next storage does.
     CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
-    gtstorage_handle c = 0;
-    GTS_OK(gtstorage_create(&o, &c));
+    const gtstorage_handle c = test::created(o);
     const void* pb = describe(b, GTSTORAGE_SIDE_DEVICE).data;
     const void* pc = describe(c, GTSTORAGE_SIDE_DEVICE).data;
     CHECK_MSG(pb == ia.data || pc == ia.data,
@@ -704,8 +647,7 @@ void device_pool_reuse_follows_stream_order() {
   // the release waits for the device instead, and succeeds.
   sim::cudaStream_t gone = nullptr;
   CHECK(sim::cudaStreamCreateWithFlags(&gone, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
-  gtstorage_handle d = 0;
-  GTS_OK(gtstorage_create(&o, &d));
+  const gtstorage_handle d = test::created(o);
   GTS_OK(gtstorage_set_stream(d, reinterpret_cast<uint64_t>(gone)));
   GTS_OK(gtstorage_fill_double(d, 3.0));
   CHECK(sim::cudaStreamDestroy(gone) == sim::cudaSuccess);
@@ -737,8 +679,7 @@ void pinned_pool_reuse_waits_for_streams() {
       const char* what = flags ? "non-blocking" : "blocking";
       sim::cudaStream_t sa = nullptr;
       CHECK(sim::cudaStreamCreateWithFlags(&sa, flags) == sim::cudaSuccess);
-      gtstorage_handle a = 0;
-      GTS_OK(gtstorage_create(&o, &a));
+      const gtstorage_handle a = test::created(o);
       GTS_OK(gtstorage_set_stream(a, reinterpret_cast<uint64_t>(sa)));
       const gtstorage_interface_info ia = describe(a, GTSTORAGE_SIDE_HOST);
       CHECK(ia.nbytes == static_cast<int64_t>(bytes));
@@ -751,8 +692,7 @@ void pinned_pool_reuse_waits_for_streams() {
       if (destroy_first) CHECK(sim::cudaStreamDestroy(sa) == sim::cudaSuccess);
       GTS_OK(gtstorage_release(a));
 
-      gtstorage_handle b = 0;
-      GTS_OK(gtstorage_create(&o, &b));
+      const gtstorage_handle b = test::created(o);
       const gtstorage_interface_info ib = describe(b, GTSTORAGE_SIDE_HOST);
       CHECK_MSG(ib.data == ia.data, "%s streams: the pinned block was not reused", what);
       auto* host_b = static_cast<double*>(ib.data);
@@ -799,8 +739,7 @@ void release_after_leaving_a_destroyed_stream() {
       const int32_t side = pinned ? GTSTORAGE_SIDE_HOST : GTSTORAGE_SIDE_DEVICE;
       sim::cudaStream_t sa = nullptr;
       CHECK(sim::cudaStreamCreateWithFlags(&sa, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
-      gtstorage_handle a = 0;
-      GTS_OK(gtstorage_create(&o, &a));
+      const gtstorage_handle a = test::created(o);
       GTS_OK(gtstorage_set_stream(a, reinterpret_cast<uint64_t>(sa)));
       const gtstorage_interface_info ia = describe(a, side);
       if (pinned) {
@@ -827,8 +766,7 @@ void release_after_leaving_a_destroyed_stream() {
       if (!view_left_later) GTS_OK(gtstorage_release(a));
       CHECK(sim::cudaStreamSynchronize(nullptr) == sim::cudaSuccess);
 
-      gtstorage_handle b = 0;
-      GTS_OK(gtstorage_create(&o, &b));
+      const gtstorage_handle b = test::created(o);
       const gtstorage_interface_info ib = describe(b, side);
       if (pinned) {
         CHECK_MSG(ib.data == ia.data, "%s: not reused", what);
@@ -862,8 +800,7 @@ void release_after_leaving_a_destroyed_stream() {
 void many_streams_left_and_destroyed() {
   fresh();
   const gtstorage_create_options o = pool_options(GTSTORAGE_MANAGED_NONE);
-  gtstorage_handle h = 0;
-  GTS_OK(gtstorage_create(&o, &h));
+  const gtstorage_handle h = test::created(o);
   const int64_t dead_before = ctl::get_counters().dead_handles;
   for (int i = 0; i < 11; ++i) {
     sim::cudaStream_t st = nullptr;
@@ -874,10 +811,7 @@ void many_streams_left_and_destroyed() {
     CHECK(sim::cudaStreamDestroy(st) == sim::cudaSuccess);
   }
   std::vector<double> v(static_cast<std::size_t>(pool_n), -1.0);
-  gtstorage_array a = GTSTORAGE_ARRAY_INIT;
-  a.ndim = 3;
-  a.data = v.data();
-  a.shape = pool_shape;
+  gtstorage_array a = test::c_array(v.data(), pool_shape);
   CHECK(sim::cudaDeviceSynchronize() == sim::cudaSuccess);
   GTS_OK(gtstorage_copy_to_array(&a, h));
   CHECK(count_not(v, 10.0) == 0);
@@ -901,8 +835,7 @@ void trim_right_after_a_release_frees_everything() {
   GTS_OK(gtstorage_pool_get_stats(GTSTORAGE_MEMORY_DEVICE, &before));
   const int64_t blocks_before = ctl::live_allocations().blocks;
   const gtstorage_create_options o = pool_options(GTSTORAGE_MANAGED_NONE);
-  gtstorage_handle h = 0;
-  GTS_OK(gtstorage_create(&o, &h));
+  const gtstorage_handle h = test::created(o);
   GTS_OK(gtstorage_fill_double(h, 1.0));
   GTS_OK(gtstorage_release(h));  // its free is queued on the device, nothing waited for it
   GTS_OK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0));

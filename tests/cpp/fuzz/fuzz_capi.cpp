@@ -413,17 +413,8 @@ void pick_strides(reader& r, layout& l, bool allow_null) {
 enum class mem_kind { host, device, managed, pinned };
 
 const char* mem_name(mem_kind k) {
-  switch (k) {
-    case mem_kind::host:
-      return "host";
-    case mem_kind::device:
-      return "device";
-    case mem_kind::managed:
-      return "managed";
-    case mem_kind::pinned:
-      return "pinned";
-  }
-  return "?";
+  static const char* const names[] = {"host", "device", "managed", "pinned"};
+  return names[static_cast<int>(k)];
 }
 
 struct region {
@@ -1695,24 +1686,20 @@ void op_dlpack_import(reader& r) {
   if (rc != GTSTORAGE_OK) {
     if (tr->calls != 0) finding("gtstorage_wrap_dlpack failed but called the deleter");
     // Refused: still the caller's, who calls the deleter (or frees what has none).
+    auto refused = [&](auto*& tensor) {
+      if (with_deleter) {
+        tensor->deleter(tensor);
+      } else {
+        delete tensor;
+        tensor = nullptr;
+        give_back(*tr);
+        tr->calls = 1;
+      }
+    };
     if (versioned) {
-      if (with_deleter) {
-        tr->versioned->deleter(tr->versioned);
-      } else {
-        delete tr->versioned;
-        tr->versioned = nullptr;
-        give_back(*tr);
-        tr->calls = 1;
-      }
+      refused(tr->versioned);
     } else {
-      if (with_deleter) {
-        tr->legacy->deleter(tr->legacy);
-      } else {
-        delete tr->legacy;
-        tr->legacy = nullptr;
-        give_back(*tr);
-        tr->calls = 1;
-      }
+      refused(tr->legacy);
     }
     return;
   }
@@ -2167,6 +2154,48 @@ void finish(const counts& start) {
   MUST(gtstorage_set_device(0));
 }
 
+// The operations by their code (an input's byte before each operation's arguments, modulo 33:
+// the corpus and the regression inputs are written in these codes).
+using operation = void (*)(reader&);
+const operation operations[33] = {
+    op_create,
+    [](reader& a) { op_wrap(a, false); },
+    [](reader& a) { op_wrap(a, true); },
+    op_wrap_side,
+    op_slice,
+    op_transpose,
+    op_domain_view,
+    op_copy,
+    op_copy_sides,
+    op_copy_from_array,
+    op_read,
+    op_fill,
+    [](reader& a) { op_sync_to(a, false); },
+    [](reader& a) { op_sync_to(a, true); },
+    op_modify,
+    op_sync_misc,
+    op_wait_stream,
+    op_set_stream,
+    op_pool,
+    op_dlpack_import,
+    op_dlpack_export,
+    op_export_import,
+    op_export_delete,
+    op_release,
+    op_retain,
+    op_query,
+    op_stream,
+    op_set_device,
+    op_inject,
+    [](reader&) {
+      tracef("device synchronize\n");
+      device_synchronize();
+    },
+    op_stale,
+    op_plan,
+    op_stats,
+};
+
 void run(const uint8_t* data, size_t size) {
   reader r(data, size);
   const uint8_t head = r.u8();
@@ -2181,108 +2210,7 @@ void run(const uint8_t* data, size_t size) {
     const int code = r.u8() % 33;
     const size_t length = r.u8();
     reader args = r.take(length);
-    switch (code) {
-      case 0:
-        op_create(args);
-        break;
-      case 1:
-        op_wrap(args, false);
-        break;
-      case 2:
-        op_wrap(args, true);
-        break;
-      case 3:
-        op_wrap_side(args);
-        break;
-      case 4:
-        op_slice(args);
-        break;
-      case 5:
-        op_transpose(args);
-        break;
-      case 6:
-        op_domain_view(args);
-        break;
-      case 7:
-        op_copy(args);
-        break;
-      case 8:
-        op_copy_sides(args);
-        break;
-      case 9:
-        op_copy_from_array(args);
-        break;
-      case 10:
-        op_read(args);
-        break;
-      case 11:
-        op_fill(args);
-        break;
-      case 12:
-        op_sync_to(args, false);
-        break;
-      case 13:
-        op_sync_to(args, true);
-        break;
-      case 14:
-        op_modify(args);
-        break;
-      case 15:
-        op_sync_misc(args);
-        break;
-      case 16:
-        op_wait_stream(args);
-        break;
-      case 17:
-        op_set_stream(args);
-        break;
-      case 18:
-        op_pool(args);
-        break;
-      case 19:
-        op_dlpack_import(args);
-        break;
-      case 20:
-        op_dlpack_export(args);
-        break;
-      case 21:
-        op_export_import(args);
-        break;
-      case 22:
-        op_export_delete(args);
-        break;
-      case 23:
-        op_release(args);
-        break;
-      case 24:
-        op_retain(args);
-        break;
-      case 25:
-        op_query(args);
-        break;
-      case 26:
-        op_stream(args);
-        break;
-      case 27:
-        op_set_device(args);
-        break;
-      case 28:
-        op_inject(args);
-        break;
-      case 29:
-        tracef("device synchronize\n");
-        device_synchronize();
-        break;
-      case 30:
-        op_stale(args);
-        break;
-      case 31:
-        op_plan(args);
-        break;
-      default:
-        op_stats(args);
-        break;
-    }
+    operations[code](args);
     release_owners();  // a release or an export's deleter may have run wrap callbacks
   }
   // The values once more, after everything: what is known must still hold.
