@@ -9,6 +9,7 @@
 #include "capi/entry_checks.hpp"
 #include "capi/enums.hpp"
 #include "device/device_backend.hpp"
+#include "device/stream_ordering.hpp"
 #include "storage/storage.hpp"
 
 namespace gts::capi {
@@ -18,7 +19,8 @@ namespace gts::capi {
 // a dead stream stays the caller's error (gtstorage_set_stream()).
 void check_stream(const gts::storage& s, uint64_t stream) {
   const gts::device::backend* be = s.buffers->backend;
-  if (__builtin_expect(stream != 0 && be != nullptr, 0) && be->tools().stream_known_dead(stream)) {
+  if (__builtin_expect(stream != 0 && be != nullptr, 0) &&
+      be->ordering().stream_known_dead(stream)) {
     char text[32];
     std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(stream));
     gts::fail_arg("stream", std::string(text) + " is not a live stream of the '" + be->name() +

@@ -3,13 +3,17 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "device/backend_tools.hpp"
 #include "device/device_backend.hpp"
 
 namespace gts::device {
 
 int backend::checked_device(int device_id) {
   const int n = device_count();
-  if (n == 0) fail(no_device_kind(), no_device_reason());
+  if (n == 0) {
+    const no_device_status why = no_device();
+    fail(why.kind, why.reason);
+  }
   const int id = device_id == -1 ? current_device() : device_id;
   if (id < 0 || id >= n) {
     fail(error_kind::invalid_argument,

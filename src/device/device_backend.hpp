@@ -1,5 +1,9 @@
 // The core device interface every storage uses: devices, allocate and free, copies, fill,
-// prefetch, synchronize and DLPack codes (the tools interface, backend_tools.hpp, has the rest).
+// prefetch, synchronize and DLPack codes. A backend hands out three more interfaces (as Kokkos
+// keeps memory spaces apart from execution instances): ordering (stream_ordering.hpp: events and
+// device waits, for the library's asynchronous copies and releases), allocations
+// (allocation_registry.hpp: pointer queries and pool control) and tools (backend_tools.hpp:
+// properties, streams, timing and counters, for the tests and the bench only).
 // Implementations: cuda (static runtime), hip (optional) and emulated, which are one source
 // (gpu/gpu_backend.inl) over three runtimes: CUDA, HIP and the simulated CUDA runtime of
 // src/emulated (host memory, asynchronous and strict, so every device path is testable without
@@ -24,30 +28,36 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "device/backend_tools.hpp"
 #include "device/device_types.hpp"
+#include "device/interface.hpp"
 #include "kernels/strided_array.hpp"
 
 namespace gts::device {
 
-/// The core interface: what every storage asks of a device. Tools (events, streams, properties,
-/// pointer queries, pools, counters) are the other interface, reached through tools().
-class backend {
- public:
-  backend() = default;
-  virtual ~backend() = default;
-  backend(const backend&) = delete;
-  backend& operator=(const backend&) = delete;
+class stream_ordering;
+class allocation_registry;
+class backend_tools;
 
+/// Why a backend has no device (backend::no_device).
+struct no_device_status {
+  error_kind kind = error_kind::no_device;
+  std::string reason;
+};
+
+/// The core interface: what every storage asks of a device. The other interfaces are reached
+/// through ordering(), allocations() and tools().
+class backend : public interface {
+ public:
   // ---- devices ----
-  [[nodiscard]] virtual const char* name() const = 0;
+  [[nodiscard]] const char* name() const noexcept { return name_; }
   /// Usable devices; 0 when there is no driver or no GPU (never throws).
   virtual int device_count() noexcept = 0;
-  /// Why device_count() is 0 ("" when it is not): the text of every no_device error.
-  [[nodiscard]] virtual std::string no_device_reason() = 0;
-  /// The kind of those errors: no_device, or driver_too_old when a driver older than the runtime
+  /// Why device_count() is 0: the kind and text of every no_device error (the text is "" when
+  /// it is not 0). The kind is no_device, or driver_too_old when a driver older than the runtime
   /// the library was built with is what stands in the way.
-  [[nodiscard]] virtual error_kind no_device_kind() { return error_kind::no_device; }
+  [[nodiscard]] virtual no_device_status no_device() = 0;
+  [[nodiscard]] std::string no_device_reason() { return no_device().reason; }
+  [[nodiscard]] error_kind no_device_kind() { return no_device().kind; }
   /// The calling thread's current device (cudaGetDevice / hipGetDevice): what device -1 means.
   virtual int current_device() = 0;
   /// Makes @p device_id the calling thread's current device (cudaSetDevice / hipSetDevice).
@@ -93,16 +103,37 @@ class backend {
   /// DLPack device type code for memory of @p kind (2 CUDA, 3 CUDA host, 10 ROCm …).
   [[nodiscard]] virtual int dl_device_type(memory_kind kind) const noexcept = 0;
 
-  /// The tools interface of this backend (events, streams, properties, pointers, pools,
-  /// counters).
-  virtual backend_tools& tools() noexcept = 0;
-  [[nodiscard]] const backend_tools& tools() const noexcept {
-    return const_cast<backend*>(this)->tools();
-  }
+  // ---- the other interfaces (the same object; see attach()) ----
+  /// Events and device waits: how the library orders its work after a stream's.
+  stream_ordering& ordering() noexcept { return *ordering_; }
+  [[nodiscard]] const stream_ordering& ordering() const noexcept { return *ordering_; }
+  /// Pointer queries and pool control.
+  allocation_registry& allocations() noexcept { return *allocations_; }
+  [[nodiscard]] const allocation_registry& allocations() const noexcept { return *allocations_; }
+  /// Properties, streams, timing and counters: for the tests and the bench only.
+  backend_tools& tools() noexcept { return *tools_; }
+  [[nodiscard]] const backend_tools& tools() const noexcept { return *tools_; }
 
   /// Resolves @p device_id (-1 = current_device()) and checks it against device_count():
   /// no_device when there are none, invalid_argument("device_id: …") when out of range.
   int checked_device(int device_id);
+
+ protected:
+  explicit backend(const char* name) noexcept : name_(name) {}
+  /// Called by the implementation's constructor (once its bases exist): the objects that
+  /// implement the other interfaces, usually the implementation itself.
+  void attach(stream_ordering& ordering, allocation_registry& allocations,
+              backend_tools& tools) noexcept {
+    ordering_ = &ordering;
+    allocations_ = &allocations;
+    tools_ = &tools;
+  }
+
+ private:
+  const char* name_;
+  stream_ordering* ordering_ = nullptr;
+  allocation_registry* allocations_ = nullptr;
+  backend_tools* tools_ = nullptr;
 };
 
 /// Runs @p enqueue, which queues work on @p stream of @p be. Where it fails part-way, what it

@@ -5,29 +5,34 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "device/allocation_registry.hpp"
+#include "device/backend_tools.hpp"
 #include "device/backends.hpp"
+#include "device/stream_ordering.hpp"
 
 namespace gts::device {
 namespace {
 
-class none_backend final : public backend, public backend_tools {
+class none_backend final : public backend,
+                           public stream_ordering,
+                           public allocation_registry,
+                           public backend_tools {
  public:
-  const char* name() const override { return "none"; }
+  none_backend() : backend("none") { attach(*this, *this, *this); }
+
   int device_count() noexcept override { return 0; }
-  std::string no_device_reason() override {
+  no_device_status no_device() override {
     std::lock_guard<std::mutex> lock(mu_);
-    return reason_;
-  }
-  error_kind no_device_kind() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return kind_;
+    return why_;
   }
   void set_reason(const std::string& r, error_kind kind) {
     std::lock_guard<std::mutex> lock(mu_);
-    reason_ = r;
-    kind_ = kind;
+    why_ = {kind, r};
   }
-  [[noreturn]] void refuse() { fail(no_device_kind(), no_device_reason()); }
+  [[noreturn]] void refuse() {
+    const no_device_status why = no_device();
+    fail(why.kind, why.reason);
+  }
 
   int current_device() override { refuse(); }
   void set_current_device(int) override { refuse(); }
@@ -42,25 +47,28 @@ class none_backend final : public backend, public backend_tools {
   void synchronize(uint64_t) override { refuse(); }
   void prefetch(const void*, std::size_t, int, uint64_t) override { refuse(); }
   int dl_device_type(memory_kind) const noexcept override { return dl::cpu; }
-  backend_tools& tools() noexcept override { return *this; }
 
-  void synchronize_device(int) override { refuse(); }
-  device_properties properties(int) override { refuse(); }
-  pointer_info query_pointer(const void*) noexcept override { return {}; }
-  uint64_t create_stream(int) override { refuse(); }
-  void destroy_stream(uint64_t) noexcept override {}
+  // ordering
   uint64_t create_event(int) override { refuse(); }
   void destroy_event(uint64_t) noexcept override {}
   void record_event(uint64_t, uint64_t) override { refuse(); }
   void wait_event(uint64_t, uint64_t) override { refuse(); }
   void synchronize_event(uint64_t) override { refuse(); }
+  void synchronize_device(int) override { refuse(); }
+
+  // allocations
+  pointer_info query_pointer(const void*) noexcept override { return {}; }
+
+  // tools
+  device_properties properties(int) override { refuse(); }
+  uint64_t create_stream(int) override { refuse(); }
+  void destroy_stream(uint64_t) noexcept override {}
   bool event_done(uint64_t) override { refuse(); }
   float elapsed_ms(uint64_t, uint64_t) override { refuse(); }
 
  private:
   std::mutex mu_;
-  std::string reason_ = "no device backend is active";
-  error_kind kind_ = error_kind::no_device;
+  no_device_status why_{error_kind::no_device, "no device backend is active"};
 };
 
 none_backend& instance() {

@@ -40,7 +40,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-[[noreturn]] [[maybe_unused]] void not_built(const std::string& name) {
+[[noreturn]] void not_built(const std::string& name) {
   fail(
       error_kind::unsupported, "backend: '" + name + "' is not compiled into this build of " +
                                    "gtstorage (compiled: " +
@@ -54,32 +54,57 @@ std::string lower(std::string s) {
                                    ")");
 }
 
+// The backends compiled into this build, in the order "auto" prefers them and
+// compiled_backends() lists them.
+struct compiled_backend {
+  const char* name;
+  backend& (*instance)();
+};
+const compiled_backend compiled[] = {
+#if defined(GTSTORAGE_WITH_CUDA)
+    {"cuda", cuda_backend_instance},
+#endif
+#if defined(GTSTORAGE_WITH_HIP)
+    {"hip", hip_backend_instance},
+#endif
+#if defined(GTSTORAGE_WITH_EMULATED)
+    {"emulated", emulated_backend_instance},
+#endif
+    {"none", none_backend_instance},
+};
+
+const compiled_backend* find_compiled(const std::string& name) {
+  for (const compiled_backend& c : compiled) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
 // "auto": the first compiled GPU backend with a device, else "none" with the reasons. A GPU
 // backend held back by a driver older than its runtime makes the refusals driver_too_old, so a
 // GPU job on a badly configured node fails with that, not with a plain "no device".
 backend& resolve_auto() {
+  struct gpu {
+    const char* name;
+    const char* label;
+  };
   std::string why;
   error_kind kind = error_kind::no_device;
-#if defined(GTSTORAGE_WITH_CUDA)
-  {
-    backend& b = cuda_backend_instance();
+  const char* separator = "";
+  for (const gpu g : {gpu{"cuda", "CUDA"}, gpu{"hip", "HIP"}}) {
+    why += separator;
+    separator = "; ";
+    const compiled_backend* c = find_compiled(g.name);
+    if (c == nullptr) {
+      why += std::string("built without ") + g.label;
+      continue;
+    }
+    backend& b = c->instance();
     if (b.device_count() > 0) return b;
-    why += b.no_device_reason();
-    if (b.no_device_kind() == error_kind::driver_too_old) kind = error_kind::driver_too_old;
+    const no_device_status none = b.no_device();
+    why += none.reason;
+    if (none.kind == error_kind::driver_too_old) kind = error_kind::driver_too_old;
   }
-#else
-  why += "built without CUDA";
-#endif
-#if defined(GTSTORAGE_WITH_HIP)
-  {
-    backend& b = hip_backend_instance();
-    if (b.device_count() > 0) return b;
-    why += "; " + b.no_device_reason();
-    if (b.no_device_kind() == error_kind::driver_too_old) kind = error_kind::driver_too_old;
-  }
-#else
-  why += "; built without HIP";
-#endif
   set_none_reason(
       "no device: the 'auto' device backend found no GPU (" + why +
           "); set GTSTORAGE_DEVICE_BACKEND=emulated to run device code paths on the host",
@@ -90,33 +115,14 @@ backend& resolve_auto() {
 backend& resolve(const std::string& given) {
   const std::string name = lower(given);
   if (name == "auto") return resolve_auto();
-  if (name == "emulated") {
-#if defined(GTSTORAGE_WITH_EMULATED)
-    return emulated_backend_instance();
-#else
-    not_built(name);
-#endif
-  }
   if (name == "none") {
     set_none_reason(
         "no device: the device backend 'none' was selected "
         "(GTSTORAGE_DEVICE_BACKEND or gtstorage_set_device_backend)");
     return none_backend_instance();
   }
-  if (name == "cuda") {
-#if defined(GTSTORAGE_WITH_CUDA)
-    return cuda_backend_instance();
-#else
-    not_built(name);
-#endif
-  }
-  if (name == "hip") {
-#if defined(GTSTORAGE_WITH_HIP)
-    return hip_backend_instance();
-#else
-    not_built(name);
-#endif
-  }
+  if (const compiled_backend* c = find_compiled(name)) return c->instance();
+  if (name == "cuda" || name == "hip" || name == "emulated") not_built(name);
   fail(error_kind::invalid_argument,
        "backend: unknown device backend '" + given + "'; known: " + known_names);
 }
@@ -177,16 +183,7 @@ std::string active_name() {
 
 std::vector<std::string> compiled_backends() {
   std::vector<std::string> names;
-#if defined(GTSTORAGE_WITH_CUDA)
-  names.emplace_back("cuda");
-#endif
-#if defined(GTSTORAGE_WITH_HIP)
-  names.emplace_back("hip");
-#endif
-#if defined(GTSTORAGE_WITH_EMULATED)
-  names.emplace_back("emulated");
-#endif
-  names.emplace_back("none");
+  for (const compiled_backend& c : compiled) names.emplace_back(c.name);
   return names;
 }
 

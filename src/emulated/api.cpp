@@ -14,6 +14,39 @@ cudaError_t ordinal_error(const runtime_state& s, int device) {
   return valid_ordinal(s, device) ? cudaSuccess : cudaErrorInvalidDevice;
 }
 
+// The stream @p h names, after the runtime's own checks (init_error): nullptr where there is
+// none, with the error to return (already recorded as the last error) in @p err.
+stream* entry_stream(runtime_state& s, cudaStream_t h, cudaError_t& err) {
+  err = init_error(s);
+  stream* st = err == cudaSuccess ? resolve(s, h, err) : nullptr;
+  if (st == nullptr) ret(err);
+  return st;
+}
+
+// The event @p e names, likewise: nullptr with @p err set where initialization failed or the
+// handle is dead.
+event* entry_event(runtime_state& s, cudaEvent_t e, cudaError_t& err) {
+  err = init_error(s);
+  if (err != cudaSuccess) {
+    ret(err);
+    return nullptr;
+  }
+  auto it = s.events.find(e);
+  if (it == s.events.end()) {
+    err = dead_handle(s);
+    return nullptr;
+  }
+  return it->second.get();
+}
+
+// Runs the queued work until @p last completed, then reports device @p d: what a synchronizing
+// call returns.
+cudaError_t wait_until(std::unique_lock<std::mutex>& lk, runtime_state& s, int d,
+                       const op_ptr& last) {
+  complete(lk, s, last);
+  return ret(after_sync(s, d));
+}
+
 }  // namespace
 
 cudaError_t cudaGetDeviceCount(int* count) {
@@ -552,19 +585,16 @@ cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   if (const cudaError_t e = init_error(s)) return ret(e);
   stream* st = nullptr;
   if (const cudaError_t e = admit_stream(s, h, control::call_class::synchronize, st)) return ret(e);
-  const int d = st->device;
   const op_ptr last = st->last;
-  complete(lk, s, last);
-  return ret(after_sync(s, d));
+  return wait_until(lk, s, st->device, last);
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t h) {
   runtime_state& s = state();
   std::unique_lock<std::mutex> lk(s.mu);
-  if (const cudaError_t e = init_error(s)) return ret(e);
   cudaError_t err = cudaSuccess;
-  stream* st = resolve(s, h, err);
-  if (st == nullptr) return ret(err);
+  stream* st = entry_stream(s, h, err);
+  if (st == nullptr) return err;
   if (const cudaError_t e = device_error(s, st->device)) return ret(e);
   if (st->idle()) return cudaSuccess;
   // Not done: say so, then make progress, so the next query (of a polling loop) succeeds.
@@ -594,10 +624,9 @@ cudaError_t cudaStreamGetDevice(cudaStream_t h, int* device) {
   runtime_state& s = state();
   if (device == nullptr) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(s.mu);
-  if (const cudaError_t e = init_error(s)) return ret(e);
   cudaError_t err = cudaSuccess;
-  stream* st = resolve(s, h, err);
-  if (st == nullptr) return ret(err);
+  stream* st = entry_stream(s, h, err);
+  if (st == nullptr) return err;
   *device = st->device;
   return cudaSuccess;
 }
@@ -634,42 +663,40 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t h) {
   runtime_state& s = state();
   std::lock_guard<std::mutex> lk(s.mu);
-  if (const cudaError_t err = init_error(s)) return ret(err);
-  auto it = s.events.find(e);
-  if (it == s.events.end()) return dead_handle(s);
   cudaError_t err = cudaSuccess;
+  event* ev = entry_event(s, e, err);
+  if (ev == nullptr) return err;
   stream* st = resolve(s, h, err);
   if (st == nullptr) return ret(err);
   // CUDA: "cudaEventRecord() will fail if the input event and input stream are associated to
   // different devices."
-  if (st->device != it->second->device) return ret(cudaErrorInvalidResourceHandle);
+  if (st->device != ev->device) return ret(cudaErrorInvalidResourceHandle);
   if (const cudaError_t de = admit(s, st->device, control::call_class::event_record))
     return ret(de);
-  it->second->marker = enqueue(s, *st, "cudaEventRecord", nullptr);
+  ev->marker = enqueue(s, *st, "cudaEventRecord", nullptr);
   return cudaSuccess;
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   runtime_state& s = state();
   std::unique_lock<std::mutex> lk(s.mu);
-  if (const cudaError_t err = init_error(s)) return ret(err);
-  auto it = s.events.find(e);
-  if (it == s.events.end()) return dead_handle(s);
-  const int d = it->second->device;
+  cudaError_t err = cudaSuccess;
+  const event* ev = entry_event(s, e, err);
+  if (ev == nullptr) return err;
+  const int d = ev->device;
   if (const cudaError_t e = admit(s, d, control::call_class::synchronize)) return ret(e);
-  const op_ptr marker = it->second->marker;
-  complete(lk, s, marker);
-  return ret(after_sync(s, d));
+  const op_ptr marker = ev->marker;
+  return wait_until(lk, s, d, marker);
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t e) {
   runtime_state& s = state();
   std::unique_lock<std::mutex> lk(s.mu);
-  if (const cudaError_t err = init_error(s)) return ret(err);
-  auto it = s.events.find(e);
-  if (it == s.events.end()) return dead_handle(s);
-  const op_ptr marker = it->second->marker;
-  if (!marker || marker->state == op_state::done) return ret(s.devices[it->second->device].sticky);
+  cudaError_t err = cudaSuccess;
+  const event* ev = entry_event(s, e, err);
+  if (ev == nullptr) return err;
+  const op_ptr marker = ev->marker;
+  if (!marker || marker->state == op_state::done) return ret(s.devices[ev->device].sticky);
   ++s.counts.deferred_reads;
   complete(lk, s, marker);
   return cudaErrorNotReady;

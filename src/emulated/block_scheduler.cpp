@@ -112,6 +112,23 @@ constexpr unsigned max_block_threads = 1024;
 
 enum class fiber_state { ready, running, at_barrier, done };
 
+// One side of a context switch: a fiber, or the scheduler (the host thread's own stack). What the
+// switch saves, and what the sanitizers are told about the side it lands on.
+struct switch_point {
+  void* sp = nullptr;  // saved stack pointer while suspended
+#if defined(GTS_SIM_UCONTEXT)
+  ucontext_t uc{};
+#endif
+#if defined(GTS_SIM_ASAN)
+  void* fake_stack = nullptr;
+  const void* stack_lo = nullptr;
+  std::size_t stack_size = 0;
+#endif
+#if defined(GTS_SIM_TSAN)
+  void* tsan = nullptr;
+#endif
+};
+
 // A fiber runs kernel threads one after another: its entry function loops, running the body of
 // the thread it is given, then handing control back (state done) until it is resumed for the
 // next one. It never returns, so its stack (and AddressSanitizer's fake stack for it) lives as
@@ -121,21 +138,12 @@ struct fiber {
   std::byte* map = nullptr;  // guard page + stack
   std::byte* stack_lo = nullptr;
   std::size_t stack_size = 0;
-  void* sp = nullptr;  // saved stack pointer while suspended
-#if defined(GTS_SIM_UCONTEXT)
-  ucontext_t uc{};
-#endif
+  switch_point point;
   fiber_state state = fiber_state::ready;
   bool started = false;  // its entry function is running (suspended or not)
   uint3 idx{0, 0, 0};
   const char* barrier_file = nullptr;  // the __syncthreads() it waits at
   int barrier_line = 0;
-#if defined(GTS_SIM_ASAN)
-  void* fake_stack = nullptr;
-#endif
-#if defined(GTS_SIM_TSAN)
-  void* tsan = nullptr;
-#endif
 };
 
 // What the fibers of the block running on this host thread share.
@@ -144,18 +152,7 @@ struct block_context {
   fiber* current = nullptr;
   const std::function<void()>* body = nullptr;
   std::string error;  // first exception a thread threw
-  void* scheduler_sp = nullptr;
-#if defined(GTS_SIM_UCONTEXT)
-  ucontext_t scheduler_uc{};
-#endif
-#if defined(GTS_SIM_ASAN)
-  void* scheduler_fake_stack = nullptr;
-  const void* scheduler_stack_lo = nullptr;
-  std::size_t scheduler_stack_size = 0;
-#endif
-#if defined(GTS_SIM_TSAN)
-  void* scheduler_tsan = nullptr;
-#endif
+  switch_point scheduler;
 
   block_context() = default;
   block_context(const block_context&) = delete;
@@ -163,7 +160,7 @@ struct block_context {
   ~block_context() {
     for (auto& f : fibers) {
 #if defined(GTS_SIM_TSAN)
-      if (f->tsan != nullptr) __tsan_destroy_fiber(f->tsan);
+      if (f->point.tsan != nullptr) __tsan_destroy_fiber(f->point.tsan);
 #endif
       munmap(f->map, f->stack_size + static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
     }
@@ -218,37 +215,46 @@ fiber* new_fiber() {
   f->map = static_cast<std::byte*>(m);
   f->stack_lo = f->map + page;
   f->stack_size = stack_bytes;
+#if defined(GTS_SIM_ASAN)
+  f->point.stack_lo = f->stack_lo;
+  f->point.stack_size = stack_bytes;
+#endif
 #if defined(GTS_SIM_TSAN)
-  f->tsan = __tsan_create_fiber(0);
+  f->point.tsan = __tsan_create_fiber(0);
 #endif
   return f.release();
 }
 
-// Control passes to the scheduler (the fiber is suspended at a barrier or finished).
-void switch_to_scheduler(block_context& b, fiber& f) {
+// Control passes from @p from to @p to; returns when something switches back to @p from.
+void switch_between(switch_point& from, switch_point& to) {
 #if defined(GTS_SIM_TSAN)
-  __tsan_switch_to_fiber(b.scheduler_tsan, 0);
+  __tsan_switch_to_fiber(to.tsan, 0);
 #endif
 #if defined(GTS_SIM_ASAN)
-  __sanitizer_start_switch_fiber(&f.fake_stack, b.scheduler_stack_lo, b.scheduler_stack_size);
+  __sanitizer_start_switch_fiber(&from.fake_stack, to.stack_lo, to.stack_size);
 #endif
 #if defined(GTS_SIM_UCONTEXT)
-  swapcontext(&f.uc, &b.scheduler_uc);
+  swapcontext(&from.uc, &to.uc);
 #else
-  gts_sim_switch(&f.sp, b.scheduler_sp);
+  gts_sim_switch(&from.sp, to.sp);
 #endif
-  // Resumed: after a barrier, or to run the next kernel thread.
 #if defined(GTS_SIM_ASAN)
-  __sanitizer_finish_switch_fiber(f.fake_stack, nullptr, nullptr);
+  __sanitizer_finish_switch_fiber(from.fake_stack, nullptr, nullptr);
 #endif
+}
+
+// Control passes to the scheduler (the fiber is suspended at a barrier or finished); returns
+// when the fiber is resumed: after a barrier, or to run the next kernel thread.
+void switch_to_scheduler(block_context& b, fiber& f) {
+  switch_between(f.point, b.scheduler);
 }
 
 // The entry function of a fiber: runs kernel threads, one per resume, forever.
 void fiber_main(void* arg) {
   auto* f = static_cast<fiber*>(arg);
 #if defined(GTS_SIM_ASAN)
-  __sanitizer_finish_switch_fiber(nullptr, &this_block->scheduler_stack_lo,
-                                  &this_block->scheduler_stack_size);
+  __sanitizer_finish_switch_fiber(nullptr, &this_block->scheduler.stack_lo,
+                                  &this_block->scheduler.stack_size);
 #endif
   for (;;) {
     block_context& b = *this_block;  // the host thread's context (the fiber never migrates)
@@ -273,13 +279,13 @@ void fiber_entry_uc(unsigned lo, unsigned hi) {
 // Makes @p f start at fiber_main(f) on its next resume.
 void prepare(fiber& f) {
 #if defined(GTS_SIM_UCONTEXT)
-  getcontext(&f.uc);
-  f.uc.uc_stack.ss_sp = f.stack_lo;
-  f.uc.uc_stack.ss_size = f.stack_size;
-  f.uc.uc_link = nullptr;
+  getcontext(&f.point.uc);
+  f.point.uc.uc_stack.ss_sp = f.stack_lo;
+  f.point.uc.uc_stack.ss_size = f.stack_size;
+  f.point.uc.uc_link = nullptr;
   const auto p = reinterpret_cast<uintptr_t>(&f);
-  makecontext(&f.uc, reinterpret_cast<void (*)()>(fiber_entry_uc), 2, unsigned(p & 0xffffffffu),
-              unsigned(p >> 32));
+  makecontext(&f.point.uc, reinterpret_cast<void (*)()>(fiber_entry_uc), 2,
+              unsigned(p & 0xffffffffu), unsigned(p >> 32));
 #else
   // Initial frame, from low to high: MXCSR + x87 control word, r15, r14, r13, r12, rbx, rbp,
   // return address. The top is 16-byte aligned, so gts_sim_start's call sees the ABI alignment.
@@ -297,7 +303,7 @@ void prepare(fiber& f) {
   frame[5] = 0;                                           // rbx
   frame[6] = 0;                                           // rbp
   frame[7] = reinterpret_cast<uint64_t>(&gts_sim_start);  // return address
-  f.sp = frame;
+  f.point.sp = frame;
 #endif
   f.started = true;
 }
@@ -308,20 +314,7 @@ void resume(block_context& b, fiber& f) {
   b.current = &f;
   threadIdx = f.idx;
   f.state = fiber_state::running;
-#if defined(GTS_SIM_TSAN)
-  __tsan_switch_to_fiber(f.tsan, 0);
-#endif
-#if defined(GTS_SIM_ASAN)
-  __sanitizer_start_switch_fiber(&b.scheduler_fake_stack, f.stack_lo, f.stack_size);
-#endif
-#if defined(GTS_SIM_UCONTEXT)
-  swapcontext(&b.scheduler_uc, &f.uc);
-#else
-  gts_sim_switch(&b.scheduler_sp, f.sp);
-#endif
-#if defined(GTS_SIM_ASAN)
-  __sanitizer_finish_switch_fiber(b.scheduler_fake_stack, nullptr, nullptr);
-#endif
+  switch_between(b.scheduler, f.point);
   b.current = nullptr;
 }
 
@@ -354,7 +347,7 @@ std::string run_grid(dim3 grid, dim3 block, const std::function<void()>& body, s
   b.body = &body;
   b.error.clear();
 #if defined(GTS_SIM_TSAN)
-  b.scheduler_tsan = __tsan_get_current_fiber();
+  b.scheduler.tsan = __tsan_get_current_fiber();
 #endif
   block_context* const outer = this_block;
   this_block = &b;

@@ -37,35 +37,45 @@ inline constexpr int runtime_version = 13000;
 // ------------------------------------------------------------------------------------------------
 // Types (CUDA's names and numbering)
 
+// Every error this runtime returns: CUDA's name, number and text (what cudaGetErrorName and
+// cudaGetErrorString say). One list serves the enum below and those two functions (faults.cpp).
+#define GTS_EMULATED_CUDA_ERRORS(X)                                                              \
+  X(cudaSuccess, 0, "no error")                                                                  \
+  X(cudaErrorInvalidValue, 1, "invalid argument")                                                \
+  X(cudaErrorMemoryAllocation, 2, "out of memory")                                               \
+  X(cudaErrorInitializationError, 3, "initialization error")                                     \
+  X(cudaErrorInvalidConfiguration, 9, "invalid configuration argument")                          \
+  X(cudaErrorInvalidPitchValue, 12, "invalid pitch argument")                                    \
+  X(cudaErrorInvalidDevicePointer, 17, "invalid device pointer")                                 \
+  X(cudaErrorInvalidMemcpyDirection, 21, "invalid copy direction for memcpy")                    \
+  X(cudaErrorStubLibrary, 34, "CUDA driver is a stub library")                                   \
+  X(cudaErrorInsufficientDriver, 35,                                                             \
+    "CUDA driver version is insufficient for CUDA runtime version")                              \
+  X(cudaErrorDevicesUnavailable, 46, "CUDA-capable device(s) is/are busy or unavailable")        \
+  X(cudaErrorNoDevice, 100, "no CUDA-capable device is detected")                                \
+  X(cudaErrorInvalidDevice, 101, "invalid device ordinal")                                       \
+  X(cudaErrorInvalidResourceHandle, 400, "invalid resource handle")                              \
+  X(cudaErrorNotReady, 600, "device not ready")                                                  \
+  X(cudaErrorIllegalAddress, 700, "an illegal memory access was encountered")                    \
+  X(cudaErrorLaunchOutOfResources, 701, "too many resources requested for launch")               \
+  X(cudaErrorAssert, 710, "device-side assert triggered")                                        \
+  X(cudaErrorHardwareStackError, 714, "hardware stack error")                                    \
+  X(cudaErrorIllegalInstruction, 715, "an illegal instruction was encountered")                  \
+  X(cudaErrorMisalignedAddress, 716, "misaligned address")                                       \
+  X(cudaErrorInvalidAddressSpace, 717, "operation not supported on global/shared address space") \
+  X(cudaErrorInvalidPc, 718, "invalid program counter")                                          \
+  X(cudaErrorLaunchFailure, 719, "unspecified launch failure")                                   \
+  X(cudaErrorNotSupported, 801, "operation not supported")                                       \
+  X(cudaErrorSystemDriverMismatch, 803,                                                          \
+    "system has unsupported display driver / cuda driver combination")                           \
+  X(cudaErrorCompatNotSupportedOnDevice, 804,                                                    \
+    "forward compatibility was attempted on non supported HW")                                   \
+  X(cudaErrorUnknown, 999, "unknown error")
+
 enum cudaError_t : int {
-  cudaSuccess = 0,
-  cudaErrorInvalidValue = 1,
-  cudaErrorMemoryAllocation = 2,
-  cudaErrorInitializationError = 3,
-  cudaErrorInvalidConfiguration = 9,
-  cudaErrorInvalidPitchValue = 12,
-  cudaErrorInvalidDevicePointer = 17,
-  cudaErrorInvalidMemcpyDirection = 21,
-  cudaErrorStubLibrary = 34,
-  cudaErrorInsufficientDriver = 35,
-  cudaErrorDevicesUnavailable = 46,
-  cudaErrorNoDevice = 100,
-  cudaErrorInvalidDevice = 101,
-  cudaErrorInvalidResourceHandle = 400,
-  cudaErrorNotReady = 600,
-  cudaErrorIllegalAddress = 700,
-  cudaErrorLaunchOutOfResources = 701,
-  cudaErrorAssert = 710,
-  cudaErrorHardwareStackError = 714,
-  cudaErrorIllegalInstruction = 715,
-  cudaErrorMisalignedAddress = 716,
-  cudaErrorInvalidAddressSpace = 717,
-  cudaErrorInvalidPc = 718,
-  cudaErrorLaunchFailure = 719,
-  cudaErrorNotSupported = 801,
-  cudaErrorSystemDriverMismatch = 803,
-  cudaErrorCompatNotSupportedOnDevice = 804,
-  cudaErrorUnknown = 999,
+#define GTS_EMULATED_CUDA_ENUMERATOR(name, number, text) name = (number),
+  GTS_EMULATED_CUDA_ERRORS(GTS_EMULATED_CUDA_ENUMERATOR)
+#undef GTS_EMULATED_CUDA_ENUMERATOR
 };
 
 struct CUstream_st;  // opaque, as in CUDA

@@ -57,128 +57,38 @@ void uninstall_fault_handler(runtime_state& s) {
   s.fault_handler_installed = false;
 }
 
-const char* error_name(cudaError_t e) {
-  switch (e) {
-    case cudaSuccess:
-      return "cudaSuccess";
-    case cudaErrorInvalidValue:
-      return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation:
-      return "cudaErrorMemoryAllocation";
-    case cudaErrorInitializationError:
-      return "cudaErrorInitializationError";
-    case cudaErrorInvalidConfiguration:
-      return "cudaErrorInvalidConfiguration";
-    case cudaErrorInvalidPitchValue:
-      return "cudaErrorInvalidPitchValue";
-    case cudaErrorInvalidDevicePointer:
-      return "cudaErrorInvalidDevicePointer";
-    case cudaErrorInvalidMemcpyDirection:
-      return "cudaErrorInvalidMemcpyDirection";
-    case cudaErrorStubLibrary:
-      return "cudaErrorStubLibrary";
-    case cudaErrorInsufficientDriver:
-      return "cudaErrorInsufficientDriver";
-    case cudaErrorDevicesUnavailable:
-      return "cudaErrorDevicesUnavailable";
-    case cudaErrorNoDevice:
-      return "cudaErrorNoDevice";
-    case cudaErrorInvalidDevice:
-      return "cudaErrorInvalidDevice";
-    case cudaErrorInvalidResourceHandle:
-      return "cudaErrorInvalidResourceHandle";
-    case cudaErrorNotReady:
-      return "cudaErrorNotReady";
-    case cudaErrorIllegalAddress:
-      return "cudaErrorIllegalAddress";
-    case cudaErrorLaunchOutOfResources:
-      return "cudaErrorLaunchOutOfResources";
-    case cudaErrorAssert:
-      return "cudaErrorAssert";
-    case cudaErrorHardwareStackError:
-      return "cudaErrorHardwareStackError";
-    case cudaErrorIllegalInstruction:
-      return "cudaErrorIllegalInstruction";
-    case cudaErrorMisalignedAddress:
-      return "cudaErrorMisalignedAddress";
-    case cudaErrorInvalidAddressSpace:
-      return "cudaErrorInvalidAddressSpace";
-    case cudaErrorInvalidPc:
-      return "cudaErrorInvalidPc";
-    case cudaErrorLaunchFailure:
-      return "cudaErrorLaunchFailure";
-    case cudaErrorNotSupported:
-      return "cudaErrorNotSupported";
-    case cudaErrorSystemDriverMismatch:
-      return "cudaErrorSystemDriverMismatch";
-    case cudaErrorCompatNotSupportedOnDevice:
-      return "cudaErrorCompatNotSupportedOnDevice";
-    case cudaErrorUnknown:
-      return "cudaErrorUnknown";
+namespace {
+
+struct error_row {
+  cudaError_t code;
+  const char* name;
+  const char* text;
+};
+
+const error_row error_rows[] = {
+#define GTS_EMULATED_ERROR_ROW(name, number, text) {name, #name, text},
+    GTS_EMULATED_CUDA_ERRORS(GTS_EMULATED_ERROR_ROW)
+#undef GTS_EMULATED_ERROR_ROW
+};
+
+// The row of @p e; a value outside the list reads as cudaErrorUnknown, as CUDA's functions say.
+const error_row& row_of(cudaError_t e) {
+  const error_row* unknown = nullptr;
+  for (const error_row& r : error_rows) {
+    if (r.code == e) return r;
+    if (r.code == cudaErrorUnknown) unknown = &r;
   }
-  return "cudaErrorUnknown";
+  return *unknown;
+}
+
+}  // namespace
+
+const char* error_name(cudaError_t e) {
+  return row_of(e).name;
 }
 
 const char* error_string(cudaError_t e) {
-  switch (e) {
-    case cudaSuccess:
-      return "no error";
-    case cudaErrorInvalidValue:
-      return "invalid argument";
-    case cudaErrorMemoryAllocation:
-      return "out of memory";
-    case cudaErrorInitializationError:
-      return "initialization error";
-    case cudaErrorInvalidConfiguration:
-      return "invalid configuration argument";
-    case cudaErrorInvalidPitchValue:
-      return "invalid pitch argument";
-    case cudaErrorInvalidDevicePointer:
-      return "invalid device pointer";
-    case cudaErrorInvalidMemcpyDirection:
-      return "invalid copy direction for memcpy";
-    case cudaErrorStubLibrary:
-      return "CUDA driver is a stub library";
-    case cudaErrorInsufficientDriver:
-      return "CUDA driver version is insufficient for CUDA runtime version";
-    case cudaErrorDevicesUnavailable:
-      return "CUDA-capable device(s) is/are busy or unavailable";
-    case cudaErrorNoDevice:
-      return "no CUDA-capable device is detected";
-    case cudaErrorInvalidDevice:
-      return "invalid device ordinal";
-    case cudaErrorInvalidResourceHandle:
-      return "invalid resource handle";
-    case cudaErrorNotReady:
-      return "device not ready";
-    case cudaErrorIllegalAddress:
-      return "an illegal memory access was encountered";
-    case cudaErrorLaunchOutOfResources:
-      return "too many resources requested for launch";
-    case cudaErrorAssert:
-      return "device-side assert triggered";
-    case cudaErrorHardwareStackError:
-      return "hardware stack error";
-    case cudaErrorIllegalInstruction:
-      return "an illegal instruction was encountered";
-    case cudaErrorMisalignedAddress:
-      return "misaligned address";
-    case cudaErrorInvalidAddressSpace:
-      return "operation not supported on global/shared address space";
-    case cudaErrorInvalidPc:
-      return "invalid program counter";
-    case cudaErrorLaunchFailure:
-      return "unspecified launch failure";
-    case cudaErrorNotSupported:
-      return "operation not supported";
-    case cudaErrorSystemDriverMismatch:
-      return "system has unsupported display driver / cuda driver combination";
-    case cudaErrorCompatNotSupportedOnDevice:
-      return "forward compatibility was attempted on non supported HW";
-    case cudaErrorUnknown:
-      return "unknown error";
-  }
-  return "unknown error";
+  return row_of(e).text;
 }
 
 }  // namespace gts::emulated::impl

@@ -1,5 +1,8 @@
 // The emulated CUDA runtime: its state, the calling thread's current device and last error, error
 // injection.
+#include <cstddef>
+#include <iterator>
+
 #include "emulated/runtime_internal.hpp"
 
 namespace gts::emulated::impl {
@@ -28,17 +31,11 @@ std::string hex(const void* p) {
 }
 
 const char* kind_name(mem_kind k) {
-  switch (k) {
-    case mem_kind::device:
-      return "device";
-    case mem_kind::managed:
-      return "managed";
-    case mem_kind::pinned:
-      return "pinned host";
-    case mem_kind::pool:
-      return "stream-ordered";
-  }
-  return "?";
+  // Indexed by mem_kind, in its order.
+  static const char* const names[] = {"device", "managed", "pinned host", "stream-ordered"};
+  static_assert(std::size(names) == static_cast<std::size_t>(mem_kind::pool) + 1);
+  const auto i = static_cast<std::size_t>(k);
+  return i < std::size(names) ? names[i] : "?";
 }
 
 runtime_state& state() {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "device/stream_ordering.hpp"
 #include "kernels/kernels.hpp"
 
 namespace gts {
@@ -54,11 +55,11 @@ namespace {
 // stream instead: the stream is valid now. Throws only if that wait fails.
 uint64_t record_after(device::backend& be, int device_id, uint64_t stream) {
   try {
-    const uint64_t event = be.tools().create_event(device_id);
+    const uint64_t event = be.ordering().create_event(device_id);
     try {
-      be.tools().record_event(event, stream);
+      be.ordering().record_event(event, stream);
     } catch (...) {
-      be.tools().destroy_event(event);
+      be.ordering().destroy_event(event);
       throw;
     }
     return event;
@@ -83,8 +84,8 @@ void buffer_set::leave_stream(uint64_t stream) noexcept {
         // The same stream again: recorded later, the event covers the earlier work too. The
         // stream first waits for the earlier record (a no-op on the same stream), so a new
         // stream that got a destroyed one's address cannot cut short the wait for its work.
-        backend->tools().wait_event(stream, m.event);
-        backend->tools().record_event(m.event, stream);
+        backend->ordering().wait_event(stream, m.event);
+        backend->ordering().record_event(m.event, stream);
         return;
       }
     }
@@ -92,12 +93,12 @@ void buffer_set::leave_stream(uint64_t stream) noexcept {
       const stream_mark oldest = marks_.front();
       marks_.erase(marks_.begin());
       try {
-        backend->tools().synchronize_event(oldest.event);
+        backend->ordering().synchronize_event(oldest.event);
       } catch (...) {
-        backend->tools().destroy_event(oldest.event);
+        backend->ordering().destroy_event(oldest.event);
         throw;
       }
-      backend->tools().destroy_event(oldest.event);
+      backend->ordering().destroy_event(oldest.event);
     }
     const uint64_t event = record_on(stream);
     if (event != 0) marks_.push_back({stream, event});
@@ -105,7 +106,7 @@ void buffer_set::leave_stream(uint64_t stream) noexcept {
     // A failed device: wait for all of it (the stream may be the failure); if that fails too,
     // nothing runs there any more.
     try {
-      backend->tools().synchronize_device(device.present() ? device.device_id : host.device_id);
+      backend->ordering().synchronize_device(device.present() ? device.device_id : host.device_id);
     } catch (...) {
     }
   }
@@ -127,24 +128,25 @@ void buffer_set::release_after_marks() noexcept {
   for (const stream_mark& m : marks_) {
     try {
       if (host_waits) {
-        backend->tools().synchronize_event(m.event);
+        backend->ordering().synchronize_event(m.event);
       } else {
-        backend->tools().wait_event(default_stream, m.event);
+        backend->ordering().wait_event(default_stream, m.event);
       }
     } catch (...) {
       try {
-        backend->tools().synchronize_device(device.present() ? device.device_id : host.device_id);
+        backend->ordering().synchronize_device(device.present() ? device.device_id
+                                                                : host.device_id);
       } catch (...) {
       }
     }
-    backend->tools().destroy_event(m.event);
+    backend->ordering().destroy_event(m.event);
   }
   marks_.clear();
 }
 
 void buffer_set::set_pending(device::backend* be, int device_id, uint64_t event) noexcept {
   const uint64_t old = pending_event_.load(std::memory_order_relaxed);
-  if (old != 0 && pending_backend_ != nullptr) pending_backend_->tools().destroy_event(old);
+  if (old != 0 && pending_backend_ != nullptr) pending_backend_->ordering().destroy_event(old);
   pending_backend_ = be;
   pending_device_ = device_id;
   pending_event_.store(event, std::memory_order_release);
@@ -156,12 +158,12 @@ void buffer_set::finish_pending() {
   pending_event_.store(0, std::memory_order_relaxed);  // forgotten first: destroyed below
   pending_backend_ = nullptr;
   try {
-    be->tools().synchronize_event(event);
+    be->ordering().synchronize_event(event);
   } catch (...) {
-    be->tools().destroy_event(event);
+    be->ordering().destroy_event(event);
     throw;
   }
-  be->tools().destroy_event(event);
+  be->ordering().destroy_event(event);
 }
 
 void buffer_set::wait_pending() {
@@ -176,7 +178,7 @@ void buffer_set::order_after_pending(device::backend& be, uint64_t stream) {
   if (!has_pending()) return;
   if (pending_backend_ == &be) {
     try {
-      be.tools().wait_event(stream, pending_event_.load(std::memory_order_relaxed));
+      be.ordering().wait_event(stream, pending_event_.load(std::memory_order_relaxed));
       return;
     } catch (...) {
       // The host waits instead (below); a dead stream then fails in the work queued next.
@@ -209,18 +211,18 @@ void buffer_set::release_after_pending() noexcept {
                               device.kind == device::memory_kind::device && release == nullptr;
   try {
     if (stream_ordered) {
-      be->tools().wait_event(default_stream, event);
+      be->ordering().wait_event(default_stream, event);
     } else {
-      be->tools().synchronize_event(event);
+      be->ordering().synchronize_event(event);
     }
   } catch (...) {
     // The device failed: wait for all of it; if that fails too, nothing runs there any more.
     try {
-      be->tools().synchronize_device(pending_device_);
+      be->ordering().synchronize_device(pending_device_);
     } catch (...) {
     }
   }
-  be->tools().destroy_event(event);
+  be->ordering().destroy_event(event);
   pending_event_.store(0, std::memory_order_relaxed);
   pending_backend_ = nullptr;
 }

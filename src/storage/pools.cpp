@@ -5,6 +5,7 @@
 // backend's pool, which a trim of "all memory" must empty too.
 #include "storage/pools.hpp"
 
+#include "device/allocation_registry.hpp"
 #include "device/device_backend.hpp"
 #include "memory/host_allocator.hpp"
 
@@ -13,9 +14,9 @@ namespace {
 
 void backend_trim(pool_memory memory, int64_t keep_bytes) {
   device::backend& current = device::active();
-  current.tools().pool_trim(memory, keep_bytes);
+  current.allocations().pool_trim(memory, keep_bytes);
   for (device::backend* b : device::used_backends()) {
-    if (b != &current) b->tools().pool_trim(memory, keep_bytes);
+    if (b != &current) b->allocations().pool_trim(memory, keep_bytes);
   }
 }
 
@@ -23,7 +24,7 @@ void backend_trim(pool_memory memory, int64_t keep_bytes) {
 
 pool_counters pool_stats(pool_memory memory) {
   if (memory == pool_memory::host) return host_pool().counters();
-  return device::active().tools().pool_stats(memory);
+  return device::active().allocations().pool_stats(memory);
 }
 
 void pool_trim(pool_memory memory, int64_t keep_bytes) {
@@ -38,13 +39,13 @@ void pool_set_limit(pool_memory memory, int64_t limit_bytes) {
   if (memory == pool_memory::host) {
     host_pool().set_limit(limit_bytes);
   } else {
-    device::active().tools().pool_set_limit(memory, limit_bytes);
+    device::active().allocations().pool_set_limit(memory, limit_bytes);
   }
 }
 
 void pool_reset_counters() {
   host_pool().reset_counters();
-  device::active().tools().pool_reset_counters();
+  device::active().allocations().pool_reset_counters();
 }
 
 }  // namespace gts

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "device/allocation_registry.hpp"
 #include "layout/checked_math.hpp"
 #include "storage/storage.hpp"
 #include "storage/storage_internal.hpp"
@@ -94,7 +95,7 @@ void check_inside_allocation(device::backend& be, const side_buffer& b, const ch
   if (b.bytes == 0) return;
   const void* base = nullptr;
   std::size_t bytes = 0;
-  if (!be.tools().allocation_range(b.full.data, &base, &bytes)) return;
+  if (!be.allocations().allocation_range(b.full.data, &base, &bytes)) return;
   const auto lo = reinterpret_cast<uintptr_t>(b.base);
   const auto start = reinterpret_cast<uintptr_t>(base);
   const uintptr_t end = start + bytes;
@@ -116,7 +117,7 @@ void check_inside_allocation(device::backend& be, const side_buffer& b, const ch
 void check_host_memory(const side_buffer& b, const void* data) {
   device::backend* be = device::selected();
   if (be == nullptr || data == nullptr || be->device_count() <= 0) return;
-  const device::pointer_info pi = be->tools().query_pointer(data);
+  const device::pointer_info pi = be->allocations().query_pointer(data);
   if (pi.space == device::pointer_space::host) return;
   if (pi.space == device::pointer_space::device) {
     char addr[32];
@@ -169,7 +170,7 @@ device_memory device_memory_of(device::backend& be, const wrap_request& req, boo
   // The runtime knows what the memory is and where it lives (a CuPy array on GPU 1, managed
   // memory, pinned host memory): that, not the caller's current device, goes into the
   // descriptors.
-  device::pointer_info pi = be.tools().query_pointer(req.device_data);
+  device::pointer_info pi = be.allocations().query_pointer(req.device_data);
   if (empty_device) {  // no address to ask about: device memory where the caller says
     pi.space = device::pointer_space::device;
     pi.device_id = req.device_id >= 0 ? req.device_id : be.current_device();

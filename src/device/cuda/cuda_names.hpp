@@ -21,14 +21,8 @@
 #define GTS_GPU_HAVE_STREAM_GET_DEVICE 1
 #endif
 
-using gpuError_t = cudaError_t;
-using gpuStream_t = cudaStream_t;
-using gpuEvent_t = cudaEvent_t;
-using gpuDeviceProp = cudaDeviceProp;
-using gpuPointerAttributes = cudaPointerAttributes;
-using gpuMemPool_t = cudaMemPool_t;
-using gpuMemPoolProps = cudaMemPoolProps;
-using gpuMemLocation = cudaMemLocation;
+#include "device/gpu/cuda_spelling.hpp"
+#include "device/gpu/hardware_runtime.hpp"
 
 namespace gts::device::GTS_GPU_NS {
 
@@ -58,16 +52,4 @@ inline gpuError_t gpu_address_range(const void* ptr, void** base, std::size_t* b
   return cudaSuccess;
 }
 
-/// Whether @p stream is known to name no live stream: a real runtime cannot check a handle.
-inline bool gpu_stream_known_dead(gpuStream_t) noexcept {
-  return false;
-}
-
-/// The runtime's own account of why there is no device after error @p e; empty: none.
-inline std::string gpu_no_device_reason(gpuError_t) {
-  return {};
-}
-
 }  // namespace gts::device::GTS_GPU_NS
-
-#include "device/gpu/cuda_spelling.hpp"

@@ -31,14 +31,7 @@ namespace gts::device::emulated_impl {
 using namespace ::gts::emulated;  // CUDA's names, as the CUDA build sees them globally
 }  // namespace gts::device::emulated_impl
 
-using gpuError_t = ::gts::emulated::cudaError_t;
-using gpuStream_t = ::gts::emulated::cudaStream_t;
-using gpuEvent_t = ::gts::emulated::cudaEvent_t;
-using gpuDeviceProp = ::gts::emulated::cudaDeviceProp;
-using gpuPointerAttributes = ::gts::emulated::cudaPointerAttributes;
-using gpuMemPool_t = ::gts::emulated::cudaMemPool_t;
-using gpuMemPoolProps = ::gts::emulated::cudaMemPoolProps;
-using gpuMemLocation = ::gts::emulated::cudaMemLocation;
+#include "device/gpu/cuda_spelling.hpp"
 
 namespace gts::device::GTS_GPU_NS {
 
@@ -66,5 +59,3 @@ inline std::string gpu_no_device_reason(gpuError_t e) {
 }
 
 }  // namespace gts::device::GTS_GPU_NS
-
-#include "device/gpu/cuda_spelling.hpp"

@@ -1,7 +1,8 @@
 // gpuXxx as CUDA spells it, for the two runtimes with CUDA's API: the real one
-// (cuda/cuda_names.hpp) and the emulated one (emulated/emulated_names.hpp). The including names
-// header has defined the build's identity (GTS_GPU_NS, ...), GTS_GPU_CUDA_API (the CUDA version
-// whose API the runtime has), the gpuXxx types and gpu_address_range(), with CUDA's names in scope.
+// (cuda/cuda_names.hpp) and the emulated one (emulated/emulated_names.hpp): the gpuXxx types
+// (in the build's namespace) and functions. The including names header has defined the build's
+// identity (GTS_GPU_NS, ...) and GTS_GPU_CUDA_API (the CUDA version whose API the runtime has),
+// with CUDA's names in scope in that namespace.
 #pragma once
 
 #include <cstdint>
@@ -79,6 +80,15 @@
 #define gpuPointerGetAttributes cudaPointerGetAttributes
 
 namespace gts::device::GTS_GPU_NS {
+
+using gpuError_t = cudaError_t;
+using gpuStream_t = cudaStream_t;
+using gpuEvent_t = cudaEvent_t;
+using gpuDeviceProp = cudaDeviceProp;
+using gpuPointerAttributes = cudaPointerAttributes;
+using gpuMemPool_t = cudaMemPool_t;
+using gpuMemPoolProps = cudaMemPoolProps;
+using gpuMemLocation = cudaMemLocation;
 
 /// Prefetch of unified memory to @p device (-1 = host). CUDA 13 replaced the device ordinal
 /// argument by a cudaMemLocation plus flags (the emulated runtime implements CUDA 13).

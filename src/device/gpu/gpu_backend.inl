@@ -34,14 +34,18 @@
 // handles, device_guard), gpu_launch.inl (kernels), gpu_devices.inl (which devices there are),
 // gpu_pools.inl (blocks from the runtime and their pools), gpu_memory.inl (the allocation map),
 // gpu_streams.inl (streams, events, waits), gpu_copies.inl (copies, fill, prefetch). The class
-// below only composes them into the two interfaces (device_backend.hpp, backend_tools.hpp).
+// below only composes them into the four interfaces (device_backend.hpp: the core;
+// stream_ordering.hpp, allocation_registry.hpp and backend_tools.hpp: the ones it hands out).
 #include <algorithm>
 #include <string>
 
 #include "common/errors.hpp"
+#include "device/allocation_registry.hpp"
+#include "device/backend_tools.hpp"
 #include "device/backends.hpp"
 #include "device/gpu/gpu_kernels.hpp"  // (needs the names header: GTS_GPU_NS)
 #include "device/gpu/transfer_engine.hpp"
+#include "device/stream_ordering.hpp"
 #include "device/strided_plan.hpp"
 #include "kernels/kernels.hpp"
 // clang-format off
@@ -57,13 +61,16 @@
 namespace gts::device::GTS_GPU_NS {
 namespace {
 
-class gpu_backend final : public backend, public backend_tools {
+class gpu_backend final : public backend,
+                          public stream_ordering,
+                          public allocation_registry,
+                          public backend_tools {
  public:
+  gpu_backend() : backend(GTS_GPU_NAME) { attach(*this, *this, *this); }
+
   // ---- core: devices ----
-  const char* name() const override { return GTS_GPU_NAME; }
   int device_count() noexcept override { return devices_.count(); }
-  std::string no_device_reason() override { return devices_.no_device_reason(); }
-  error_kind no_device_kind() override { return devices_.no_device_kind(); }
+  no_device_status no_device() override { return devices_.no_device(); }
   /// Probes the runtime again at the next query (the simulated machine was reconfigured).
   void reinitialize() { devices_.reinitialize(); }
   int current_device() override { return devices_.current(); }
@@ -108,9 +115,37 @@ class gpu_backend final : public backend, public backend_tools {
     if (kind == memory_kind::pinned_host) return GTS_GPU_DL_PINNED;
     return GTS_GPU_DL_DEVICE;
   }
-  backend_tools& tools() noexcept override { return *this; }
 
-  // ---- tools: devices and pointers ----
+  // ---- ordering ----
+  uint64_t create_event(int device_id) override { return streams_.create_event(device_id); }
+  void destroy_event(uint64_t event) noexcept override { streams_.destroy_event(event); }
+  void record_event(uint64_t event, uint64_t stream) override {
+    streams_.record_event(event, stream);
+  }
+  void wait_event(uint64_t stream, uint64_t event) override { streams_.wait_event(stream, event); }
+  void synchronize_event(uint64_t event) override { streams_.synchronize_event(event); }
+  void synchronize_device(int device_id) override { streams_.synchronize_device(device_id); }
+  bool stream_known_dead(uint64_t stream) const noexcept override {
+    return streams_.stream_known_dead(stream);
+  }
+
+  // ---- allocations: pointers and pools ----
+  pointer_info query_pointer(const void* ptr) noexcept override {
+    return memory_.query_pointer(ptr);
+  }
+  bool allocation_range(const void* ptr, const void** base, std::size_t* bytes) noexcept override {
+    return memory_.allocation_range(ptr, base, bytes);
+  }
+  pool_counters pool_stats(pool_memory memory) noexcept override { return pools_.stats(memory); }
+  int64_t pool_trim(pool_memory memory, int64_t keep_bytes) noexcept override {
+    return pools_.trim(memory, keep_bytes);
+  }
+  void pool_set_limit(pool_memory memory, int64_t limit_bytes) noexcept override {
+    pools_.set_limit(memory, limit_bytes);
+  }
+  void pool_reset_counters() noexcept override { pools_.reset_counters(); }
+
+  // ---- tools ----
   device_properties properties(int device_id) override {
     const int dev = checked_device(device_id);
     gpuDeviceProp prop{};
@@ -124,41 +159,12 @@ class gpu_backend final : public backend, public backend_tools {
     p.concurrent_managed_access = devices_.info(dev).concurrent_managed;
     return p;
   }
-  void synchronize_device(int device_id) override { streams_.synchronize_device(device_id); }
-  pointer_info query_pointer(const void* ptr) noexcept override {
-    return memory_.query_pointer(ptr);
-  }
-  bool allocation_range(const void* ptr, const void** base, std::size_t* bytes) noexcept override {
-    return memory_.allocation_range(ptr, base, bytes);
-  }
-
-  // ---- tools: streams and events ----
   uint64_t create_stream(int device_id) override { return streams_.create_stream(device_id); }
   void destroy_stream(uint64_t stream) noexcept override { streams_.destroy_stream(stream); }
-  bool stream_known_dead(uint64_t stream) const noexcept override {
-    return streams_.stream_known_dead(stream);
-  }
-  uint64_t create_event(int device_id) override { return streams_.create_event(device_id); }
-  void destroy_event(uint64_t event) noexcept override { streams_.destroy_event(event); }
-  void record_event(uint64_t event, uint64_t stream) override {
-    streams_.record_event(event, stream);
-  }
-  void wait_event(uint64_t stream, uint64_t event) override { streams_.wait_event(stream, event); }
-  void synchronize_event(uint64_t event) override { streams_.synchronize_event(event); }
   bool event_done(uint64_t event) override { return streams_.event_done(event); }
   float elapsed_ms(uint64_t start, uint64_t end) override {
     return streams_.elapsed_ms(start, end);
   }
-
-  // ---- tools: pools ----
-  pool_counters pool_stats(pool_memory memory) noexcept override { return pools_.stats(memory); }
-  int64_t pool_trim(pool_memory memory, int64_t keep_bytes) noexcept override {
-    return pools_.trim(memory, keep_bytes);
-  }
-  void pool_set_limit(pool_memory memory, int64_t limit_bytes) noexcept override {
-    pools_.set_limit(memory, limit_bytes);
-  }
-  void pool_reset_counters() noexcept override { pools_.reset_counters(); }
 
  private:
   gpu_devices devices_;

@@ -43,16 +43,10 @@ class gpu_devices {
   /// count() as last probed, without probing (0 before the first probe).
   [[nodiscard]] int known_count() const noexcept { return count_.load(std::memory_order_acquire); }
 
-  std::string no_device_reason() {
+  no_device_status no_device() {
     init();
     std::lock_guard<std::mutex> lock(init_mu_);
-    return reason_;
-  }
-
-  error_kind no_device_kind() {
-    init();
-    std::lock_guard<std::mutex> lock(init_mu_);
-    return reason_kind_;
+    return {reason_kind_, reason_};
   }
 
   /// Probes the runtime again at the next query (the simulated machine was reconfigured).
@@ -62,7 +56,10 @@ class gpu_devices {
   }
 
   void require() {
-    if (count() == 0) fail(no_device_kind(), no_device_reason());
+    if (count() == 0) {
+      const no_device_status why = no_device();
+      fail(why.kind, why.reason);
+    }
   }
 
   /// The calling thread's current device.

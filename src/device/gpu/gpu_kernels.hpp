@@ -109,42 +109,55 @@ struct rows_shape {
   int64_t chunks_per_row;  ///< ceil(n / (lanes * row_ilp)).
 };
 
-GTS_HD inline bool rows_item(const rows_shape& r, int64_t b, unsigned tid, int64_t& row,
-                             int64_t& c0, int64_t& lane, int64_t& lanes) {
-  lanes = int64_t(1) << r.lanes_log2;
+/// The chunk work item @p b gives thread @p tid: where its row starts and which of the row's
+/// elements are its own (c0 + lane, c0 + lane + lanes, ...).
+struct row_chunk {
+  int64_t c0;     ///< First element of the chunk.
+  int64_t lane;   ///< This thread's lane in its row group.
+  int64_t lanes;  ///< Threads per row group.
+  int64_t n;      ///< Elements in the row.
+  int64_t doff;   ///< Byte offset of the row in the destination.
+  int64_t soff;   ///< Byte offset of the row in the source.
+  /// Whether the chunk is whole: row_ilp elements for every lane.
+  [[nodiscard]] GTS_HD bool whole() const { return c0 + lanes * row_ilp <= n; }
+};
+
+/// False when work item @p b has no row for thread @p tid (past the last row).
+GTS_HD inline bool rows_item(const kdims& d, const rows_shape& r, int64_t b, unsigned tid,
+                             row_chunk& c) {
+  c.lanes = int64_t(1) << r.lanes_log2;
   const int64_t per_block = row_threads >> r.lanes_log2;
   const int64_t rb = b / r.chunks_per_row;
-  c0 = (b - rb * r.chunks_per_row) * lanes * row_ilp;
-  row = rb * per_block + (tid >> r.lanes_log2);
-  lane = tid & (lanes - 1);
-  return row < r.rows;
+  c.c0 = (b - rb * r.chunks_per_row) * c.lanes * row_ilp;
+  const int64_t row = rb * per_block + (tid >> r.lanes_log2);
+  c.lane = tid & (c.lanes - 1);
+  if (row >= r.rows) return false;
+  c.n = d.shape[d.ndim - 1];
+  row_offsets(d, d.ndim - 1, row, c.doff, c.soff);
+  return true;
 }
 
 template <class T>
 GTS_HD inline void copy_rows_step(const kdims& d, std::byte* dst, const std::byte* src,
                                   const rows_shape& r, int64_t b, unsigned tid) {
-  int64_t row, c0, lane, lanes;
-  if (!rows_item(r, b, tid, row, c0, lane, lanes)) return;
-  const int inner = d.ndim - 1;
-  const int64_t n = d.shape[inner];
-  const int64_t di = d.dst[inner];
-  const int64_t si = d.src[inner];
-  int64_t doff, soff;
-  row_offsets(d, inner, row, doff, soff);
-  std::byte* dr = dst + doff;
-  const std::byte* sr = src + soff;
-  if (c0 + lanes * row_ilp <= n) {
+  row_chunk c;
+  if (!rows_item(d, r, b, tid, c)) return;
+  const int64_t di = d.dst[d.ndim - 1];
+  const int64_t si = d.src[d.ndim - 1];
+  std::byte* dr = dst + c.doff;
+  const std::byte* sr = src + c.soff;
+  if (c.whole()) {
     T v[row_ilp];
     GTS_UNROLL
     for (int u = 0; u < row_ilp; ++u) {
-      v[u] = *reinterpret_cast<const T*>(sr + (c0 + lane + u * lanes) * si);
+      v[u] = *reinterpret_cast<const T*>(sr + (c.c0 + c.lane + u * c.lanes) * si);
     }
     GTS_UNROLL
     for (int u = 0; u < row_ilp; ++u) {
-      *reinterpret_cast<T*>(dr + (c0 + lane + u * lanes) * di) = v[u];
+      *reinterpret_cast<T*>(dr + (c.c0 + c.lane + u * c.lanes) * di) = v[u];
     }
   } else {
-    for (int64_t i = c0 + lane; i < n; i += lanes) {
+    for (int64_t i = c.c0 + c.lane; i < c.n; i += c.lanes) {
       *reinterpret_cast<T*>(dr + i * di) = *reinterpret_cast<const T*>(sr + i * si);
     }
   }
@@ -153,21 +166,18 @@ GTS_HD inline void copy_rows_step(const kdims& d, std::byte* dst, const std::byt
 template <class T>
 GTS_HD inline void fill_rows_step(const kdims& d, std::byte* dst, const T& value,
                                   const rows_shape& r, int64_t b, unsigned tid) {
-  int64_t row, c0, lane, lanes;
-  if (!rows_item(r, b, tid, row, c0, lane, lanes)) return;
-  const int inner = d.ndim - 1;
-  const int64_t n = d.shape[inner];
-  const int64_t di = d.dst[inner];
-  int64_t doff, soff;
-  row_offsets(d, inner, row, doff, soff);
-  std::byte* dr = dst + doff;
-  if (c0 + lanes * row_ilp <= n) {
+  row_chunk c;
+  if (!rows_item(d, r, b, tid, c)) return;
+  const int64_t di = d.dst[d.ndim - 1];
+  std::byte* dr = dst + c.doff;
+  if (c.whole()) {
     GTS_UNROLL
     for (int u = 0; u < row_ilp; ++u) {
-      *reinterpret_cast<T*>(dr + (c0 + lane + u * lanes) * di) = value;
+      *reinterpret_cast<T*>(dr + (c.c0 + c.lane + u * c.lanes) * di) = value;
     }
   } else {
-    for (int64_t i = c0 + lane; i < n; i += lanes) *reinterpret_cast<T*>(dr + i * di) = value;
+    for (int64_t i = c.c0 + c.lane; i < c.n; i += c.lanes)
+      *reinterpret_cast<T*>(dr + i * di) = value;
   }
 }
 
@@ -223,34 +233,38 @@ GTS_HD inline tile_pos transpose_tile(const kdims& d, int sd, int64_t tiles_d, i
   return p;
 }
 
-/// Transpose phase 1, thread (tx, ty): read along sd (consecutive tx -> consecutive source
-/// elements) into the shared tile.
-template <class T>
-GTS_HD inline void transpose_load(const kdims& d, const std::byte* src, int sd, const tile_pos& p,
-                                  unsigned tx, unsigned ty, T (*buf)[tile_dim + 1]) {
+/// One phase of the transpose, thread (tx, ty), over the tile's elements (id along ndim-1, is
+/// along sd). Loading (phase 1) reads along sd (consecutive tx -> consecutive source elements)
+/// into the shared tile; storing (phase 2, after a barrier) writes along ndim-1 (consecutive tx ->
+/// consecutive destination elements) from the tile's columns.
+template <bool load, class T>
+GTS_HD inline void transpose_phase(const kdims& d, std::byte* dst, const std::byte* src, int sd,
+                                   const tile_pos& p, unsigned tx, unsigned ty,
+                                   T (*buf)[tile_dim + 1]) {
   const int dd = d.ndim - 1;
-  const int64_t is = p.s0 + tx;
   for (unsigned j = ty; j < unsigned(tile_dim); j += tile_rows) {
-    const int64_t id = p.d0 + j;
+    const int64_t id = p.d0 + (load ? j : tx);
+    const int64_t is = p.s0 + (load ? tx : j);
     if (id < d.shape[dd] && is < d.shape[sd]) {
-      buf[j][tx] = *reinterpret_cast<const T*>(src + p.soff + id * d.src[dd] + is * d.src[sd]);
+      if constexpr (load) {
+        buf[j][tx] = *reinterpret_cast<const T*>(src + p.soff + id * d.src[dd] + is * d.src[sd]);
+      } else {
+        *reinterpret_cast<T*>(dst + p.doff + id * d.dst[dd] + is * d.dst[sd]) = buf[tx][j];
+      }
     }
   }
 }
 
-/// Transpose phase 2 (after a barrier), thread (tx, ty): write along ndim-1 (consecutive tx ->
-/// consecutive destination elements) from the tile's columns.
+template <class T>
+GTS_HD inline void transpose_load(const kdims& d, const std::byte* src, int sd, const tile_pos& p,
+                                  unsigned tx, unsigned ty, T (*buf)[tile_dim + 1]) {
+  transpose_phase<true>(d, nullptr, src, sd, p, tx, ty, buf);
+}
+
 template <class T>
 GTS_HD inline void transpose_store(const kdims& d, std::byte* dst, int sd, const tile_pos& p,
                                    unsigned tx, unsigned ty, T (*buf)[tile_dim + 1]) {
-  const int dd = d.ndim - 1;
-  const int64_t id = p.d0 + tx;
-  for (unsigned j = ty; j < unsigned(tile_dim); j += tile_rows) {
-    const int64_t is = p.s0 + j;
-    if (id < d.shape[dd] && is < d.shape[sd]) {
-      *reinterpret_cast<T*>(dst + p.doff + id * d.dst[dd] + is * d.dst[sd]) = buf[tx][j];
-    }
-  }
+  transpose_phase<false>(d, dst, nullptr, sd, p, tx, ty, buf);
 }
 
 // ------------------------------------------------------------------------------------------------

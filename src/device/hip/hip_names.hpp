@@ -148,14 +148,6 @@ gpuError_t gpu_launch(void (*kernel)(Params...), dim3 grid, dim3 block, gpuStrea
       values);
 }
 
-/// Whether @p stream is known to name no live stream: a real runtime cannot check a handle.
-inline bool gpu_stream_known_dead(gpuStream_t) noexcept {
-  return false;
-}
-
-/// The runtime's own account of why there is no device after error @p e; empty: none.
-inline std::string gpu_no_device_reason(gpuError_t) {
-  return {};
-}
-
 }  // namespace gts::device::GTS_GPU_NS
+
+#include "device/gpu/hardware_runtime.hpp"

@@ -18,7 +18,10 @@
 #include <vector>
 
 #include "../support.hpp"
+#include "device/allocation_registry.hpp"
+#include "device/backend_tools.hpp"
 #include "device/device_backend.hpp"
+#include "device/stream_ordering.hpp"
 
 using gts::error_kind;
 using gts::strided_array;
@@ -86,7 +89,7 @@ void suite_alloc(backend& be) {
       CHECK_MSG(reinterpret_cast<uintptr_t>(p) % want == 0, "align %zu kind %d", want,
                 static_cast<int>(k));
       CHECK(be.tools().allocated_bytes(k) == before + 1000);
-      const pointer_info pi = be.tools().query_pointer(static_cast<std::byte*>(p) + 999);
+      const pointer_info pi = be.allocations().query_pointer(static_cast<std::byte*>(p) + 999);
       CHECK(pi.owned);
       CHECK(pi.base == p);
       CHECK(pi.bytes == 1000);
@@ -101,7 +104,7 @@ void suite_alloc(backend& be) {
       }
       be.free(p, k, n - 1);
       CHECK(be.tools().allocated_bytes(k) == before);
-      CHECK(!be.tools().query_pointer(p).owned);
+      CHECK(!be.allocations().query_pointer(p).owned);
     }
   }
   // Zero bytes: valid, distinct pointers.
@@ -114,7 +117,7 @@ void suite_alloc(backend& be) {
   be.free(nullptr, memory_kind::device, 0);
   int on_stack = 0;
   be.free(&on_stack, memory_kind::device, 0);
-  const pointer_info host = be.tools().query_pointer(&on_stack);
+  const pointer_info host = be.allocations().query_pointer(&on_stack);
   CHECK(!host.owned);
   CHECK(host.space == pointer_space::host);
 
@@ -136,7 +139,7 @@ void suite_alloc(backend& be) {
   // -1 = the current device.
   set_current_device(n - 1);
   void* c = be.allocate(16, 0, memory_kind::device, -1);
-  CHECK(be.tools().query_pointer(c).device_id == n - 1);
+  CHECK(be.allocations().query_pointer(c).device_id == n - 1);
   be.free(c, memory_kind::device, -1);
   set_current_device(0);
 
@@ -328,31 +331,31 @@ void suite_fill(backend& be, int trials, unsigned seed, int64_t max_extent) {
 void suite_streams_events(backend& be) {
   const uint64_t s = be.tools().create_stream(0);
   CHECK(s != 0);
-  const uint64_t e0 = be.tools().create_event(0);
-  const uint64_t e1 = be.tools().create_event(0);
-  be.tools().record_event(e0, s);
+  const uint64_t e0 = be.ordering().create_event(0);
+  const uint64_t e1 = be.ordering().create_event(0);
+  be.ordering().record_event(e0, s);
   dev_buffer d(be, 1 << 20);
   std::vector<std::byte> h(1 << 20, std::byte{7});
   be.copy(d.ptr, h.data(), h.size(), direction::host_to_device, s);
-  be.tools().record_event(e1, s);
-  be.tools().wait_event(0, e1);
-  be.tools().synchronize_event(e1);
+  be.ordering().record_event(e1, s);
+  be.ordering().wait_event(0, e1);
+  be.ordering().synchronize_event(e1);
   CHECK(be.tools().event_done(e1));
   CHECK(be.tools().elapsed_ms(e0, e1) >= 0.0f);
   be.synchronize(s);
-  be.tools().synchronize_device(0);
-  be.tools().synchronize_device(-1);
-  be.tools().destroy_event(e0);
-  be.tools().destroy_event(e1);
+  be.ordering().synchronize_device(0);
+  be.ordering().synchronize_device(-1);
+  be.ordering().destroy_event(e0);
+  be.ordering().destroy_event(e1);
   be.tools().destroy_stream(s);
   be.tools().destroy_stream(s);  // Twice: ignored.
   be.tools().destroy_stream(0);
-  EXPECT_ERROR(error_kind::invalid_argument, "event", be.tools().record_event(e0, 0));
-  EXPECT_ERROR(error_kind::invalid_argument, "event", be.tools().synchronize_event(e1));
+  EXPECT_ERROR(error_kind::invalid_argument, "event", be.ordering().record_event(e0, 0));
+  EXPECT_ERROR(error_kind::invalid_argument, "event", be.ordering().synchronize_event(e1));
   EXPECT_ERROR(error_kind::invalid_argument, "device_id",
                be.tools().create_stream(be.device_count()));
   EXPECT_ERROR(error_kind::invalid_argument, "device_id",
-               be.tools().create_event(be.device_count()));
+               be.ordering().create_event(be.device_count()));
 }
 
 void suite_threads(backend& be) {
@@ -452,12 +455,12 @@ void emulated_specifics() {
   EXPECT_ERROR(error_kind::invalid_argument, "stream", be.synchronize(12345));
   EXPECT_ERROR(error_kind::invalid_argument, "stream",
                be.copy(d.ptr, h.data(), 8, direction::host_to_device, 777));
-  const uint64_t e = be.tools().create_event(0);
-  const uint64_t f = be.tools().create_event(0);
-  be.tools().record_event(e, 0);
+  const uint64_t e = be.ordering().create_event(0);
+  const uint64_t f = be.ordering().create_event(0);
+  be.ordering().record_event(e, 0);
   EXPECT_ERROR(error_kind::device, "cudaEventElapsedTime", (void)be.tools().elapsed_ms(e, f));
-  be.tools().destroy_event(e);
-  be.tools().destroy_event(f);
+  be.ordering().destroy_event(e);
+  be.ordering().destroy_event(f);
   // Misaligned (odd) element addresses: the plan narrows its unit, as on a GPU.
   {
     std::vector<std::byte> hsrc(64), hdst(64, std::byte{0});
@@ -548,10 +551,10 @@ void registry_tests() {
   CHECK(active_name() == "none");
   CHECK(none.device_count() == 0);
   CHECK(none.dl_device_type(memory_kind::device) == dl::cpu);
-  CHECK(!none.tools().query_pointer(&none).owned);
+  CHECK(!none.allocations().query_pointer(&none).owned);
   none.free(nullptr, memory_kind::device, 0);
   none.tools().destroy_stream(1);
-  none.tools().destroy_event(1);
+  none.ordering().destroy_event(1);
   EXPECT_ERROR(error_kind::no_device, "'none' was selected",
                none.allocate(8, 0, memory_kind::device, 0));
   EXPECT_ERROR(error_kind::no_device, "'none'", none.allocate(8, 0, memory_kind::pinned_host, -1));
@@ -562,14 +565,14 @@ void registry_tests() {
                none.copy_strided(a, a, direction::host_to_device, 0));
   EXPECT_ERROR(error_kind::no_device, nullptr, none.fill(a, &a, 0));
   EXPECT_ERROR(error_kind::no_device, nullptr, none.synchronize(0));
-  EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().synchronize_device(0));
+  EXPECT_ERROR(error_kind::no_device, nullptr, none.ordering().synchronize_device(0));
   EXPECT_ERROR(error_kind::no_device, nullptr, none.prefetch(&a, 1, 0, 0));
   EXPECT_ERROR(error_kind::no_device, nullptr, (void)none.tools().properties(0));
   EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().create_stream(0));
-  EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().create_event(0));
-  EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().record_event(1, 0));
-  EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().wait_event(0, 1));
-  EXPECT_ERROR(error_kind::no_device, nullptr, none.tools().synchronize_event(1));
+  EXPECT_ERROR(error_kind::no_device, nullptr, none.ordering().create_event(0));
+  EXPECT_ERROR(error_kind::no_device, nullptr, none.ordering().record_event(1, 0));
+  EXPECT_ERROR(error_kind::no_device, nullptr, none.ordering().wait_event(0, 1));
+  EXPECT_ERROR(error_kind::no_device, nullptr, none.ordering().synchronize_event(1));
   EXPECT_ERROR(error_kind::no_device, nullptr, (void)none.tools().event_done(1));
   EXPECT_ERROR(error_kind::no_device, nullptr, (void)none.tools().elapsed_ms(1, 2));
   EXPECT_ERROR(error_kind::no_device, nullptr, set_current_device(0));
@@ -684,19 +687,19 @@ void gpu_backend_tests(const char* name) {
     EXPECT_ERROR(kind, nullptr, be.copy_strided(a, a, direction::host_to_device, 0));
     EXPECT_ERROR(kind, nullptr, be.fill(a, &x, 0));
     EXPECT_ERROR(kind, nullptr, be.synchronize(0));
-    EXPECT_ERROR(kind, nullptr, be.tools().synchronize_device(0));
+    EXPECT_ERROR(kind, nullptr, be.ordering().synchronize_device(0));
     EXPECT_ERROR(kind, nullptr, be.prefetch(&x, 4, 0, 0));
     EXPECT_ERROR(kind, nullptr, (void)be.tools().properties(0));
     EXPECT_ERROR(kind, nullptr, be.tools().create_stream(0));
-    EXPECT_ERROR(kind, nullptr, be.tools().create_event(-1));
-    EXPECT_ERROR(kind, nullptr, be.tools().record_event(1, 0));
+    EXPECT_ERROR(kind, nullptr, be.ordering().create_event(-1));
+    EXPECT_ERROR(kind, nullptr, be.ordering().record_event(1, 0));
     EXPECT_ERROR(kind, nullptr, (void)be.tools().elapsed_ms(1, 2));
     // Harmless calls stay harmless.
     be.free(nullptr, memory_kind::device, 0);
     be.free(&x, memory_kind::device, 0);
     be.tools().destroy_stream(0);
-    be.tools().destroy_event(0);
-    const pointer_info pi = be.tools().query_pointer(&x);
+    be.ordering().destroy_event(0);
+    const pointer_info pi = be.allocations().query_pointer(&x);
     CHECK(!pi.owned && pi.space == pointer_space::host);
     // Selecting it explicitly works; device requests then report no_device.
     set_backend(name);

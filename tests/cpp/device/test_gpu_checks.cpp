@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "device/allocation_registry.hpp"
+#include "device/backend_tools.hpp"
 #include "device/device_backend.hpp"
 /* The suites use the experimental tier (refcounts, counter resets, backend switching) and
  * also cover the deprecated sync spellings, which stay supported within the major version. */
@@ -195,8 +197,8 @@ void device_minus_one_after_cudaSetDevice(backend& be, const device_properties&)
   if (be.device_count() < 2) throw skip{"needs two GPUs"};
   ok(cudaSetDevice(1), "cudaSetDevice");
   void* p = be.allocate(1024, 256, memory_kind::device, -1);
-  EXPECT(be.tools().query_pointer(p).device_id == 1, "backend: device %d",
-         be.tools().query_pointer(p).device_id);
+  EXPECT(be.allocations().query_pointer(p).device_id == 1, "backend: device %d",
+         be.allocations().query_pointer(p).device_id);
   be.free(p, memory_kind::device, -1);
   const int64_t shape[1] = {128};
   gtstorage_create_options o = GTSTORAGE_CREATE_OPTIONS_INIT;

@@ -19,7 +19,10 @@
 #include <vector>
 
 #include "../support.hpp"
+#include "device/allocation_registry.hpp"
+#include "device/backend_tools.hpp"
 #include "device/device_backend.hpp"
+#include "device/stream_ordering.hpp"
 #include "device/strided_plan.hpp"
 #include "emulated/control.hpp"
 #include "emulated/cuda_api.hpp"
@@ -279,13 +282,13 @@ void device_minus_one_follows_the_thread() {
   std::thread rank1([&] {
     sim::cudaSetDevice(1);  // what an application does, not through gtstorage
     void* p = be().allocate(64, 0, memory_kind::device, -1);
-    on_thread = be().tools().query_pointer(p).device_id;
+    on_thread = be().allocations().query_pointer(p).device_id;
     CHECK(current_device() == 1);
     be().free(p, memory_kind::device, -1);
   });
   rank1.join();
   void* p = be().allocate(64, 0, memory_kind::device, -1);
-  on_main = be().tools().query_pointer(p).device_id;
+  on_main = be().allocations().query_pointer(p).device_id;
   be().free(p, memory_kind::device, -1);
   CHECK_MSG(on_thread == 1, "device -1 after cudaSetDevice(1) gave device %d", on_thread);
   CHECK(on_main == 0);
@@ -303,13 +306,14 @@ void device_minus_one_follows_the_thread() {
 // to be current.
 void events_and_default_streams_use_their_device() {
   fresh();
-  const uint64_t e1 = be().tools().create_event(1);
-  be().tools().record_event(e1, 0);  // device 0 is current: recorded on device 1's default stream
-  be().tools().synchronize_event(e1);
+  const uint64_t e1 = be().ordering().create_event(1);
+  be().ordering().record_event(e1,
+                               0);  // device 0 is current: recorded on device 1's default stream
+  be().ordering().synchronize_event(e1);
   CHECK(be().tools().event_done(e1));
   const uint64_t s0 = be().tools().create_stream(0);
   EXPECT_ERROR(error_kind::invalid_argument, "belongs to device 0, the event to device 1",
-               be().tools().record_event(e1, s0));
+               be().ordering().record_event(e1, s0));
   // Work queued on device 1's default stream (handle 1, cudaStreamLegacy) is waited for by
   // synchronize(1), whatever device is current.
   dev_buffer d1(4096, 1);
@@ -323,16 +327,16 @@ void events_and_default_streams_use_their_device() {
   std::fill(h.begin(), h.end(), std::byte{0x24});
   std::fill(back.begin(), back.end(), std::byte{0});
   be().copy(d1.ptr, h.data(), h.size(), direction::host_to_device, 0);
-  be().tools().record_event(e1, 0);
+  be().ordering().record_event(e1, 0);
   const uint64_t s0b = be().tools().create_stream(0);
-  be().tools().wait_event(s0b, e1);
+  be().ordering().wait_event(s0b, e1);
   CHECK(sim::cudaMemcpyAsync(back.data(), d1.ptr, back.size(), sim::cudaMemcpyDefault,
                              reinterpret_cast<sim::cudaStream_t>(s0b)) == sim::cudaSuccess);
   be().synchronize(s0b);
   CHECK_MSG(back[0] == std::byte{0x24}, "the read did not wait for the other device's event");
-  be().tools().wait_event(0, e1);  // a default-stream handle: the event's device
+  be().ordering().wait_event(0, e1);  // a default-stream handle: the event's device
   be().tools().destroy_stream(s0b);
-  be().tools().destroy_event(e1);
+  be().ordering().destroy_event(e1);
   be().tools().destroy_stream(s0);
   CHECK(sim::cudaGetLastError() == sim::cudaSuccess);
 }

@@ -40,9 +40,11 @@ constexpr int64_t n_elements = 64 * 64 * 32;
 enum class memory { device, pageable, pinned, unified, mirror_pageable, mirror_pinned };
 
 const char* name_of(memory m) {
+  // Indexed by memory, in its order.
   static const char* const names[] = {"device",  "pageable host",          "pinned host",
                                       "unified", "mirror (pageable host)", "mirror (pinned host)"};
-  return names[static_cast<int>(m)];
+  static_assert(std::size(names) == static_cast<std::size_t>(memory::mirror_pinned) + 1);
+  return names[static_cast<std::size_t>(m)];
 }
 
 // The side a copy uses of a storage of @p m: the device for device memory, else the host (a

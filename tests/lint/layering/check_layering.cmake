@@ -1,7 +1,9 @@
 # Checks the layering of src/ against layers.txt (see CMakeLists.txt here).
 #   cmake -DMODE=scopes|sources -DSRC_DIR=… -DTABLE=… -DSCOPES=… -DCXX=… -DWORK=… -P this
 # MODE=sources fails on an include of a layer the including file's layer may not use, and on any
-# relative include that climbs out of the file's directory ("../capi/x.hpp").
+# relative include that climbs out of the file's directory ("../capi/x.hpp"), and on an include of
+# a header kept for the tests and the bench (the device backend's tools interface) by a file
+# outside its own layer: the library never calls that interface.
 cmake_minimum_required(VERSION 3.25)
 
 # ---- the table -----------------------------------------------------------------------------------
@@ -33,6 +35,8 @@ function(name_of component out)
 endfunction()
 
 set(failures 0)
+# Headers only their own layer (and the tests and the bench, which are not under src/) include.
+set(tests_only_headers "device/backend_tools.hpp")
 
 if(MODE STREQUAL "sources")
   # Every directory of src/ is a layer of the table.
@@ -66,6 +70,14 @@ if(MODE STREQUAL "sources")
           continue()
         endif()
         string(REGEX REPLACE "^(\\./)+" "" path "${path}")
+        if(path IN_LIST tests_only_headers AND NOT path MATCHES "^${layer}/")
+          file(RELATIVE_PATH rel ${SRC_DIR}/.. ${file})
+          message(SEND_ERROR "${rel}: ${header} — an interface for the tests and the bench "
+                             "only; the library uses the backend's core, ordering() and "
+                             "allocations()")
+          math(EXPR failures "${failures} + 1")
+          continue()
+        endif()
         set(first "")
         if(path MATCHES "^([^/]*)/")
           set(first "${CMAKE_MATCH_1}")

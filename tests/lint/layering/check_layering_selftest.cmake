@@ -1,7 +1,8 @@
 # The source check of check_layering.cmake (MODE=sources) on scratch trees laid out like src/:
 # it must pass on a clean tree and fail, naming the file, on an upward include ("capi/…" from
 # storage) and on relative includes that climb out of the file's directory ("../capi/…",
-# "./../memory/…", even towards a layer that is allowed).
+# "./../memory/…", even towards a layer that is allowed), and on an include of the device
+# backend's tools interface (tests and bench only) from another layer.
 #   cmake -DCHECK=check_layering.cmake -DTABLE=layers.txt -DWORK=<dir> -P this
 cmake_minimum_required(VERSION 3.25)
 file(STRINGS ${TABLE} table_lines)
@@ -56,7 +57,12 @@ run_case(relative_nested TRUE device/gpu/nested.inl "#  include \"../../interop/
   "relative include")
 run_case(dot_slash_upward TRUE memory/dot.cpp "#include \"./storage/storage.hpp\"\n"
   "may not use 'storage'")
+run_case(tests_only_header TRUE storage/tools.cpp "#include \"device/backend_tools.hpp\"\n"
+  "tests and the bench only")
+run_case(tests_only_header_own_layer FALSE device/own.cpp
+  "#include \"device/backend_tools.hpp\"\n")
 if(failures)
   message(FATAL_ERROR "${failures} self-test case(s) failed")
 endif()
-message(STATUS "the source check rejects upward and climbing relative includes")
+message(STATUS "the source check rejects upward and climbing relative includes, and the "
+               "tests-only device tools interface outside src/device")
