@@ -35,151 +35,134 @@ inline void pattern_head(unsigned char*& p, std::size_t& bytes, const unsigned c
   bytes -= head;
 }
 
-// The streaming copy, the pattern fill and the one-line copy (the windowed transposes' line
-// store) of one instruction set, over its 64-byte line type line_ISA, load_line_ISA and
-// put_line_ISA (a macro, as the strip drivers of simd_strips.hpp: each copy needs its
-// function's target attribute to inline the line functions). The bytes before the first line
-// boundary and after the last whole line go through memcpy; whole lines are streamed four at a
-// time (all four loaded before the first store), then one at a time.
-// NOLINTBEGIN(bugprone-macro-parentheses): TARGET is an attribute.
-#define GTS_STREAMING(ISA, TARGET)                                                       \
-  TARGET inline void copy_line_##ISA(std::byte* d, const std::byte* s) {                 \
-    put_line_##ISA<true>(d, load_line_##ISA(s));                                         \
-  }                                                                                      \
-  TARGET void stream_copy_##ISA(void* dst, const void* src, std::size_t bytes) {         \
-    auto* d = static_cast<unsigned char*>(dst);                                          \
-    const auto* s = static_cast<const unsigned char*>(src);                              \
-    const std::size_t head = head_bytes(d, bytes);                                       \
-    std::memcpy(d, s, head);                                                             \
-    d += head;                                                                           \
-    s += head;                                                                           \
-    bytes -= head;                                                                       \
-    for (; bytes >= 256; bytes -= 256, d += 256, s += 256) {                             \
-      const line_##ISA a = load_line_##ISA(s), b = load_line_##ISA(s + 64);              \
-      const line_##ISA c = load_line_##ISA(s + 128), e = load_line_##ISA(s + 192);       \
-      put_line_##ISA<true>(d, a);                                                        \
-      put_line_##ISA<true>(d + 64, b);                                                   \
-      put_line_##ISA<true>(d + 128, c);                                                  \
-      put_line_##ISA<true>(d + 192, e);                                                  \
-    }                                                                                    \
-    for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {                                 \
-      put_line_##ISA<true>(d, load_line_##ISA(s));                                       \
-    }                                                                                    \
-    std::memcpy(d, s, bytes);                                                            \
-  }                                                                                      \
-  TARGET void pattern_fill_##ISA(void* dst, std::size_t bytes, const unsigned char* pat, \
-                                 bool nt) {                                              \
-    auto* p = static_cast<unsigned char*>(dst);                                          \
-    pattern_head(p, bytes, pat);                                                         \
-    const line_##ISA line = load_line_##ISA(pat);                                        \
-    if (nt) {                                                                            \
-      for (; bytes >= 64; bytes -= 64, p += 64) put_line_##ISA<true>(p, line);           \
-    } else {                                                                             \
-      for (; bytes >= 64; bytes -= 64, p += 64) put_line_##ISA<false>(p, line);          \
-    }                                                                                    \
-    std::memcpy(p, pat, bytes);                                                          \
-  }
-// NOLINTEND(bugprone-macro-parentheses)
-
 // ---------------------------------- SSE2 (every x86-64) -------------------------------------
 // 1- and 2-byte transposes in 8x8 blocks. Eight source rows at a time keeps the lines in use
 // within one 8-way cache set even when rows are a power of two apart. Ordinary stores: their
 // destination rows are 8 or 16 bytes per block, too short for whole-line streaming stores.
 
-// 8x8 block of 2-byte elements from its source rows r (one per register), to the destination
-// rows d + k*dsy.
-inline void block2_sse2(std::byte* d, int64_t dsy, const __m128i (&r)[8]) {
-  const __m128i a0 = _mm_unpacklo_epi16(r[0], r[1]), a1 = _mm_unpackhi_epi16(r[0], r[1]);
-  const __m128i a2 = _mm_unpacklo_epi16(r[2], r[3]), a3 = _mm_unpackhi_epi16(r[2], r[3]);
-  const __m128i a4 = _mm_unpacklo_epi16(r[4], r[5]), a5 = _mm_unpackhi_epi16(r[4], r[5]);
-  const __m128i a6 = _mm_unpacklo_epi16(r[6], r[7]), a7 = _mm_unpackhi_epi16(r[6], r[7]);
-  const __m128i b0 = _mm_unpacklo_epi32(a0, a2), b1 = _mm_unpackhi_epi32(a0, a2);
-  const __m128i b2 = _mm_unpacklo_epi32(a1, a3), b3 = _mm_unpackhi_epi32(a1, a3);
-  const __m128i b4 = _mm_unpacklo_epi32(a4, a6), b5 = _mm_unpackhi_epi32(a4, a6);
-  const __m128i b6 = _mm_unpacklo_epi32(a5, a7), b7 = _mm_unpackhi_epi32(a5, a7);
-  const __m128i c[8] = {_mm_unpacklo_epi64(b0, b4), _mm_unpackhi_epi64(b0, b4),
-                        _mm_unpacklo_epi64(b1, b5), _mm_unpackhi_epi64(b1, b5),
-                        _mm_unpacklo_epi64(b2, b6), _mm_unpackhi_epi64(b2, b6),
-                        _mm_unpacklo_epi64(b3, b7), _mm_unpackhi_epi64(b3, b7)};
-  for (int k = 0; k < 8; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(d + k * dsy), c[k]);
-}
-
-// 8x8 block of 1-byte elements (source rows in the low halves of r), as block2_sse2.
-inline void block1_sse2(std::byte* d, int64_t dsy, const __m128i (&r)[8]) {
-  const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpacklo_epi8(r[2], r[3]);
-  const __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]), a3 = _mm_unpacklo_epi8(r[6], r[7]);
-  const __m128i b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1);
-  const __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3);
-  // Each c holds two destination rows of 8 bytes.
-  const __m128i c[4] = {_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2),
-                        _mm_unpacklo_epi32(b1, b3), _mm_unpackhi_epi32(b1, b3)};
-  for (int k = 0; k < 4; ++k) {
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(d + 2 * k * dsy), c[k]);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(d + (2 * k + 1) * dsy),
-                     _mm_unpackhi_epi64(c[k], c[k]));
-  }
-}
-
-using block_sse2_fn = void (*)(std::byte*, int64_t, const __m128i (&)[8]);
-
-// The 8 source rows of a block of Size-byte elements, 8 * Size bytes each, from s + k*ssx.
-template <int Size>
-inline void load_block_rows(__m128i (&r)[8], const std::byte* s, int64_t ssx) {
-  for (int k = 0; k < 8; ++k) {
-    const auto* row = reinterpret_cast<const __m128i*>(s + k * ssx);
-    r[k] = Size == 1 ? _mm_loadl_epi64(row) : _mm_loadu_si128(row);
-  }
-}
-
-// A transpose of Size-byte elements: each plane in 8x8 blocks (Block), its edges element-wise.
-template <int Size, block_sse2_fn Block>
-void transpose_sse2(std::byte* d, const std::byte* s, const transpose_geom& g, bool /*nt*/) {
-  for (int64_t z = 0; z < g.nz; ++z) {
-    std::byte* dz = d + z * g.dsz;
-    const std::byte* sz = s + z * g.ssz;
-    int64_t x = 0;
-    for (; x + 8 <= g.nx; x += 8) {
-      const std::byte* sx = sz + x * g.ssx;
-      std::byte* dx = dz + x * Size;
-      int64_t y = 0;
-      for (; y + 8 <= g.ny; y += 8) {
-        __m128i r[8];
-        load_block_rows<Size>(r, sx + y * Size, g.ssx);
-        Block(dx + y * g.dsy, g.dsy, r);
+void plane2_sse2(std::byte* d, int64_t dsy, const std::byte* s, int64_t ssx, int64_t nx,
+                 int64_t ny) {
+  int64_t x = 0;
+  for (; x + 8 <= nx; x += 8) {
+    const std::byte* sx = s + x * ssx;
+    std::byte* dx = d + x * 2;
+    int64_t y = 0;
+    for (; y + 8 <= ny; y += 8) {
+      __m128i r[8];
+      for (int k = 0; k < 8; ++k) {
+        r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sx + k * ssx + y * 2));
       }
-      transpose_scalar<Size>(dz, g.dsy, sz, g.ssx, x, x + 8, y, g.ny);
+      const __m128i a0 = _mm_unpacklo_epi16(r[0], r[1]), a1 = _mm_unpackhi_epi16(r[0], r[1]);
+      const __m128i a2 = _mm_unpacklo_epi16(r[2], r[3]), a3 = _mm_unpackhi_epi16(r[2], r[3]);
+      const __m128i a4 = _mm_unpacklo_epi16(r[4], r[5]), a5 = _mm_unpackhi_epi16(r[4], r[5]);
+      const __m128i a6 = _mm_unpacklo_epi16(r[6], r[7]), a7 = _mm_unpackhi_epi16(r[6], r[7]);
+      const __m128i b0 = _mm_unpacklo_epi32(a0, a2), b1 = _mm_unpackhi_epi32(a0, a2);
+      const __m128i b2 = _mm_unpacklo_epi32(a1, a3), b3 = _mm_unpackhi_epi32(a1, a3);
+      const __m128i b4 = _mm_unpacklo_epi32(a4, a6), b5 = _mm_unpackhi_epi32(a4, a6);
+      const __m128i b6 = _mm_unpacklo_epi32(a5, a7), b7 = _mm_unpackhi_epi32(a5, a7);
+      const __m128i c[8] = {_mm_unpacklo_epi64(b0, b4), _mm_unpackhi_epi64(b0, b4),
+                            _mm_unpacklo_epi64(b1, b5), _mm_unpackhi_epi64(b1, b5),
+                            _mm_unpacklo_epi64(b2, b6), _mm_unpackhi_epi64(b2, b6),
+                            _mm_unpacklo_epi64(b3, b7), _mm_unpackhi_epi64(b3, b7)};
+      for (int k = 0; k < 8; ++k) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dx + (y + k) * dsy), c[k]);
+      }
     }
-    transpose_scalar<Size>(dz, g.dsy, sz, g.ssx, x, g.nx, 0, g.ny);
+    transpose_scalar<2>(d, dsy, s, ssx, x, x + 8, y, ny);
   }
+  transpose_scalar<2>(d, dsy, s, ssx, x, nx, 0, ny);
 }
 
-constexpr auto transpose2_sse2 = &transpose_sse2<2, block2_sse2>;
-constexpr auto transpose1_sse2 = &transpose_sse2<1, block1_sse2>;
+void plane1_sse2(std::byte* d, int64_t dsy, const std::byte* s, int64_t ssx, int64_t nx,
+                 int64_t ny) {
+  int64_t x = 0;
+  for (; x + 8 <= nx; x += 8) {
+    const std::byte* sx = s + x * ssx;
+    std::byte* dx = d + x;
+    int64_t y = 0;
+    for (; y + 8 <= ny; y += 8) {
+      __m128i r[8];
+      for (int k = 0; k < 8; ++k) {
+        r[k] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sx + k * ssx + y));
+      }
+      const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpacklo_epi8(r[2], r[3]);
+      const __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]), a3 = _mm_unpacklo_epi8(r[6], r[7]);
+      const __m128i b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1);
+      const __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3);
+      // Each c holds two destination rows of 8 bytes.
+      const __m128i c[4] = {_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2),
+                            _mm_unpacklo_epi32(b1, b3), _mm_unpackhi_epi32(b1, b3)};
+      for (int k = 0; k < 4; ++k) {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(dx + (y + 2 * k) * dsy), c[k]);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(dx + (y + 2 * k + 1) * dsy),
+                         _mm_unpackhi_epi64(c[k], c[k]));
+      }
+    }
+    transpose_scalar<1>(d, dsy, s, ssx, x, x + 8, y, ny);
+  }
+  transpose_scalar<1>(d, dsy, s, ssx, x, nx, 0, ny);
+}
+
+void transpose2_sse2(std::byte* d, const std::byte* s, const transpose_geom& g, bool /*nt*/) {
+  for (int64_t z = 0; z < g.nz; ++z)
+    plane2_sse2(d + z * g.dsz, g.dsy, s + z * g.ssz, g.ssx, g.nx, g.ny);
+}
+
+void transpose1_sse2(std::byte* d, const std::byte* s, const transpose_geom& g, bool /*nt*/) {
+  for (int64_t z = 0; z < g.nz; ++z)
+    plane1_sse2(d + z * g.dsz, g.dsy, s + z * g.ssz, g.ssx, g.nx, g.ny);
+}
 
 // ---------------------------------- AVX2 ---------------------------------------------------
 
-// A 64-byte line in two ymm registers.
-struct line_avx2 {
-  __m256i lo, hi;
-};
-GTS_TARGET_AVX2 inline line_avx2 load_line_avx2(const void* s) {
-  const auto* v = static_cast<const __m256i*>(s);
-  return {_mm256_loadu_si256(v), _mm256_loadu_si256(v + 1)};
-}
-// A line to d: streamed (NT, d on a line boundary) or stored (any alignment).
-template <bool NT>
-GTS_TARGET_AVX2 inline void put_line_avx2(void* d, line_avx2 line) {
-  auto* v = static_cast<__m256i*>(d);
-  if (NT) {
-    _mm256_stream_si256(v, line.lo);
-    _mm256_stream_si256(v + 1, line.hi);
-  } else {
-    _mm256_storeu_si256(v, line.lo);
-    _mm256_storeu_si256(v + 1, line.hi);
+GTS_TARGET_AVX2 void stream_copy_avx2(void* dst, const void* src, std::size_t bytes) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  const std::size_t head = head_bytes(d, bytes);
+  std::memcpy(d, s, head);
+  d += head;
+  s += head;
+  bytes -= head;
+  for (; bytes >= 128; bytes -= 128, d += 128, s += 128) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32));
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 64));
+    const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 96));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d), a);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), b);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 64), c);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 96), e);
   }
+  std::memcpy(d, s, bytes);
 }
 
-GTS_STREAMING(avx2, GTS_TARGET_AVX2)
+GTS_TARGET_AVX2 void pattern_fill_avx2(void* dst, std::size_t bytes, const unsigned char* pat,
+                                       bool nt) {
+  auto* p = static_cast<unsigned char*>(dst);
+  pattern_head(p, bytes, pat);
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pat));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pat + 32));
+  if (nt) {
+    for (; bytes >= 64; bytes -= 64, p += 64) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(p), lo);
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(p + 32), hi);
+    }
+  } else {
+    for (; bytes >= 64; bytes -= 64, p += 64) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(p), lo);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(p + 32), hi);
+    }
+  }
+  std::memcpy(p, pat, bytes);
+}
+
+// One 64-byte line from s (any alignment) to the line at d with non-temporal stores.
+GTS_TARGET_AVX2 inline void stream_line_avx2(std::byte* d, const std::byte* s) {
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32));
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(d), lo);
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), hi);
+}
 
 // 4x4 transpose of doubles held in r0..r3 (rows) into o0..o3 (columns).
 GTS_TARGET_AVX2 inline void tr4x4_pd(__m256d r0, __m256d r1, __m256d r2, __m256d r3, __m256d& o0,
@@ -196,7 +179,14 @@ GTS_TARGET_AVX2 inline void tr4x4_pd(__m256d r0, __m256d r1, __m256d r2, __m256d
 
 template <bool NT>
 GTS_TARGET_AVX2 inline void store_line_pd(std::byte* p, __m256d lo, __m256d hi) {
-  put_line_avx2<NT>(p, {_mm256_castpd_si256(lo), _mm256_castpd_si256(hi)});
+  auto* q = reinterpret_cast<double*>(p);
+  if (NT) {
+    _mm256_stream_pd(q, lo);
+    _mm256_stream_pd(q + 4, hi);
+  } else {
+    _mm256_storeu_pd(q, lo);
+    _mm256_storeu_pd(q + 4, hi);
+  }
 }
 
 // 8x8 block of doubles: source rows x0..x0+7 at s (stride ssx), destination rows y0..y0+7 at d.
@@ -230,20 +220,22 @@ GTS_TARGET_AVX2 inline void tr8x8_ps(__m256* r) {
   const __m256 t5 = _mm256_unpackhi_ps(r[4], r[5]);
   const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]);
   const __m256 t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  __m256 u[8];
-  u[0] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
-  u[1] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-  u[2] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
-  u[3] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-  u[4] = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
-  u[5] = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
-  u[6] = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
-  u[7] = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-  // Lower 128-bit lanes of u[k] and u[k + 4] make row k, upper ones row k + 4.
-  for (int k = 0; k < 4; ++k) {
-    r[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
-    r[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
-  }
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
 // 16x16 block of 4-byte elements: each group of 8 source rows is loaded as whole lines (two
@@ -268,10 +260,21 @@ GTS_TARGET_AVX2 inline void block16_ps_avx2(std::byte* d, int64_t dsy, const std
       _mm256_store_ps(&tile[8 + k][8 * g], b[k]);
     }
   }
-  for (int y = 0; y < 16; ++y) put_line_avx2<NT>(d + y * dsy, load_line_avx2(tile[y]));
+  for (int y = 0; y < 16; ++y) {
+    auto* q = reinterpret_cast<float*>(d + y * dsy);
+    const __m256 lo = _mm256_load_ps(&tile[y][0]);
+    const __m256 hi = _mm256_load_ps(&tile[y][8]);
+    if (NT) {
+      _mm256_stream_ps(q, lo);
+      _mm256_stream_ps(q + 8, hi);
+    } else {
+      _mm256_storeu_ps(q, lo);
+      _mm256_storeu_ps(q + 8, hi);
+    }
+  }
 }
 
-GTS_TRANSPOSES(avx2, GTS_TARGET_AVX2, block8_pd_avx2, block16_ps_avx2, copy_line_avx2)
+GTS_TRANSPOSES(avx2, GTS_TARGET_AVX2, block8_pd_avx2, block16_ps_avx2, stream_line_avx2)
 
 void fence_x86() {
   _mm_sfence();
@@ -279,22 +282,46 @@ void fence_x86() {
 
 // --------------------------------- AVX-512 -------------------------------------------------
 
-// A 64-byte line in one zmm register.
-using line_avx512 = __m512i;
-GTS_TARGET_AVX512 inline line_avx512 load_line_avx512(const void* s) {
-  return _mm512_loadu_si512(s);
-}
-// A line to d: streamed (NT, d on a line boundary) or stored (any alignment).
-template <bool NT>
-GTS_TARGET_AVX512 inline void put_line_avx512(void* d, line_avx512 line) {
-  if (NT) {
-    _mm512_stream_si512(static_cast<__m512i*>(d), line);
-  } else {
-    _mm512_storeu_si512(d, line);
+GTS_TARGET_AVX512 void stream_copy_avx512(void* dst, const void* src, std::size_t bytes) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  const std::size_t head = head_bytes(d, bytes);
+  std::memcpy(d, s, head);
+  d += head;
+  s += head;
+  bytes -= head;
+  for (; bytes >= 256; bytes -= 256, d += 256, s += 256) {
+    const __m512i a = _mm512_loadu_si512(s);
+    const __m512i b = _mm512_loadu_si512(s + 64);
+    const __m512i c = _mm512_loadu_si512(s + 128);
+    const __m512i e = _mm512_loadu_si512(s + 192);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d), a);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + 64), b);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + 128), c);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + 192), e);
   }
+  for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d), _mm512_loadu_si512(s));
+  }
+  std::memcpy(d, s, bytes);
 }
 
-GTS_STREAMING(avx512, GTS_TARGET_AVX512)
+GTS_TARGET_AVX512 void pattern_fill_avx512(void* dst, std::size_t bytes, const unsigned char* pat,
+                                           bool nt) {
+  auto* p = static_cast<unsigned char*>(dst);
+  pattern_head(p, bytes, pat);
+  const __m512i v = _mm512_loadu_si512(pat);
+  if (nt) {
+    for (; bytes >= 64; bytes -= 64, p += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
+  } else {
+    for (; bytes >= 64; bytes -= 64, p += 64) _mm512_store_si512(p, v);
+  }
+  std::memcpy(p, pat, bytes);
+}
+
+GTS_TARGET_AVX512 inline void stream_line_avx512(std::byte* d, const std::byte* s) {
+  _mm512_stream_si512(reinterpret_cast<__m512i*>(d), _mm512_loadu_si512(s));
+}
 
 // 8x8 block of doubles in zmm registers: 8 loads, 24 shuffles, 8 full-line stores.
 template <bool NT>
@@ -328,7 +355,14 @@ GTS_TARGET_AVX512 inline void block8_pd_avx512(std::byte* d, int64_t dsy, const 
   o[5] = _mm512_shuffle_f64x2(u2, u6, 0xDD);
   o[3] = _mm512_shuffle_f64x2(u3, u7, 0x88);
   o[7] = _mm512_shuffle_f64x2(u3, u7, 0xDD);
-  for (int k = 0; k < 8; ++k) put_line_avx512<NT>(d + k * dsy, _mm512_castpd_si512(o[k]));
+  for (int k = 0; k < 8; ++k) {
+    auto* q = reinterpret_cast<double*>(d + k * dsy);
+    if (NT) {
+      _mm512_stream_pd(q, o[k]);
+    } else {
+      _mm512_storeu_pd(q, o[k]);
+    }
+  }
 }
 
 // 16x16 block of 4-byte elements in zmm registers: 16 whole-line loads, 64 shuffles, 16
@@ -363,20 +397,27 @@ GTS_TARGET_AVX512 inline void block16_ps_avx512(std::byte* d, int64_t dsy, const
     t[8 + j] = _mm512_shuffle_f32x4(w1, w3, 0x88);
     t[12 + j] = _mm512_shuffle_f32x4(w1, w3, 0xDD);
   }
-  for (int k = 0; k < 16; ++k) put_line_avx512<NT>(d + k * dsy, _mm512_castps_si512(t[k]));
+  for (int k = 0; k < 16; ++k) {
+    auto* q = reinterpret_cast<float*>(d + k * dsy);
+    if (NT) {
+      _mm512_stream_ps(q, t[k]);
+    } else {
+      _mm512_storeu_ps(q, t[k]);
+    }
+  }
 }
 
-GTS_TRANSPOSES(avx512, GTS_TARGET_AVX512, block8_pd_avx512, block16_ps_avx512, copy_line_avx512)
+GTS_TRANSPOSES(avx512, GTS_TARGET_AVX512, block8_pd_avx512, block16_ps_avx512, stream_line_avx512)
 
 }  // namespace
 
 const simd_ops sse2_ops{"sse2",  &stream_copy_generic, &pattern_fill_generic, nullptr,
-                        nullptr, transpose2_sse2,      transpose1_sse2,       &fence_generic};
+                        nullptr, &transpose2_sse2,     &transpose1_sse2,      &fence_generic};
 const simd_ops avx2_ops{"avx2",           &stream_copy_avx2, &pattern_fill_avx2, &transpose8_avx2,
-                        &transpose4_avx2, transpose2_sse2,   transpose1_sse2,    &fence_x86};
+                        &transpose4_avx2, &transpose2_sse2,  &transpose1_sse2,   &fence_x86};
 const simd_ops avx512_ops{"avx512",           &stream_copy_avx512, &pattern_fill_avx512,
-                          &transpose8_avx512, &transpose4_avx512,  transpose2_sse2,
-                          transpose1_sse2,    &fence_x86};
+                          &transpose8_avx512, &transpose4_avx512,  &transpose2_sse2,
+                          &transpose1_sse2,   &fence_x86};
 
 }  // namespace gts::kernels::detail
 
