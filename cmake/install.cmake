@@ -16,22 +16,21 @@ install(TARGETS gtstorage EXPORT gtstorageTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-# libgtstorage_mpi (component MPI), in the same export set: gtstorage::mpi.
-if(TARGET gtstorage_mpi)
-  install(TARGETS gtstorage_mpi EXPORT gtstorageTargets
-    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
-    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  set_target_properties(gtstorage_mpi PROPERTIES EXPORT_NAME mpi)
-endif()
-
-# libgtstorage_python (component Python), in the same export set: gtstorage::python. It links
-# the Python it embeds (its libpython path is recorded in the library's NEEDED entry).
-if(TARGET gtstorage_embed)
-  install(TARGETS gtstorage_embed EXPORT gtstorageTargets
-    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
-    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  set_target_properties(gtstorage_embed PROPERTIES EXPORT_NAME python)
-endif()
+# The libraries built on the C ABI, in the same export set when they are built: libgtstorage_mpi
+# (component MPI) as gtstorage::mpi, and libgtstorage_python (component Python) as
+# gtstorage::python, which links the Python it embeds (its libpython path is recorded in the
+# library's NEEDED entry).
+foreach(component IN ITEMS gtstorage_mpi:mpi gtstorage_embed:python)
+  string(REPLACE ":" ";" component ${component})
+  list(GET component 0 target)
+  list(GET component 1 export_name)
+  if(TARGET ${target})
+    install(TARGETS ${target} EXPORT gtstorageTargets
+      LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
+      INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+    set_target_properties(${target} PROPERTIES EXPORT_NAME ${export_name})
+  endif()
+endforeach()
 
 # Every public header under include/ (gtstorage.h, gtstorage_experimental.h, gtstorage_mpi.h).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}

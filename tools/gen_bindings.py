@@ -1247,7 +1247,7 @@ def gen_abi_c(h):
 
 CPP_ENUMS_OUT = "src/capi/enums.hpp"
 
-# What each public enum means below the ABI: (function, header enum, the parameter a refused
+# What each public enum means below the ABI: (the translation's name, header enum, the parameter a refused
 # value is reported as, internal type, {accepted member: internal enumerator}, whether the
 # boundary also translates back with to_c(), which gives the first member of a value in header
 # order). A member the table leaves out is refused, with the accepted ones listed from the header.
@@ -1295,9 +1295,8 @@ CPP_ENUMS_PREAMBLE = """\
 #pragma once
 
 #include <cstdint>
-#include <string>
 
-#include "common/errors.hpp"
+#include "capi/enum_translation.hpp"
 #include "common/limits.hpp"
 #include "gtstorage/gtstorage.h"
 #include "layout/allocation_plan.hpp"
@@ -1309,20 +1308,18 @@ namespace gts::capi {
 
 static_assert(max_ndim == GTSTORAGE_MAX_NDIM, "the layers' max_ndim is the header's");
 
-/// Out of line: formatting a message is the rare path of every translation.
-[[noreturn]] __attribute__((cold, noinline)) inline void fail_enum(const char* param,
-                                                                   int32_t value,
-                                                                   const char* what) {
-  fail_arg(param, std::to_string(value) + " is not " + what);
-}
+// The translations (capi/enum_translation.hpp), one a line: {the parameter a refused value is
+// reported as, the accepted values as the refusal lists them, {{header value, internal
+// enumerator}, ...} in header order}.
 """
 
 
 def gen_cpp_enums(h):
-    """src/capi/enums.hpp: one switch per row of CPP_ENUM_TRANSLATIONS (and back)."""
+    """src/capi/enums.hpp: one enum_translation table per row of CPP_ENUM_TRANSLATIONS."""
     enums = dict(h.enums)
     out = ["".join(f"// {line}".rstrip() + "\n" for line in banner(h).splitlines()),
            CPP_ENUMS_PREAMBLE]
+    to_c = []
     for fn, enum, param, ctype, table, back in CPP_ENUM_TRANSLATIONS:
         if enum not in enums:
             raise KeyError(f"CPP_ENUM_TRANSLATIONS: {enum} is not an enum of the header")
@@ -1334,22 +1331,13 @@ def gen_cpp_enums(h):
         common = common[:common.rfind("_") + 1]
         accepted = [(m, v) for m, v in members if m in table]
         listed = ", ".join(f"{v} {m[len(common):].lower()}" for m, v in accepted)
-        out.append(f"\ninline {ctype} {fn}(int32_t v) {{\n  switch (v) {{\n")
-        for i, (m, _) in enumerate(accepted):
-            out.append(f"    case {m}:\n")
-            # Members that mean the same share one return (their cases fall through).
-            if i + 1 == len(accepted) or table[accepted[i + 1][0]] != table[m]:
-                out.append(f"      return {ctype}::{table[m]};\n")
-        out.append(f'    default:\n      fail_enum("{param}", v, "a {enum} ({listed})");\n'
-                   "  }\n}\n")
+        pairs = ", ".join(f"{{{m}, {ctype}::{table[m]}}}" for m, _ in accepted)
+        out.append(f"inline constexpr enum_translation<{ctype}, {len(accepted)}> {fn}{{"
+                   f'"{param}", "a {enum} ({listed})", {{{{{pairs}}}}}}};\n')
         if back:
-            out.append(f"inline int32_t to_c({ctype} x) {{\n  switch (x) {{\n")
-            seen = set()
-            for m, _ in accepted:
-                if table[m] not in seen:
-                    seen.add(table[m])
-                    out.append(f"    case {ctype}::{table[m]}:\n      return {m};\n")
-            out.append("  }\n  return -1;  // not reached: every enumerator has a case\n}\n")
+            to_c.append(f"inline int32_t to_c({ctype} x) {{ return {fn}.to_c(x); }}\n")
+    out.append("\n// The internal enums translated back: to_c() gives an enumerator's header value.\n")
+    out.extend(to_c)
     out.append("\n}  // namespace gts::capi\n")
     return "".join(out)
 

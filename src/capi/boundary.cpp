@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/named_values.hpp"
 #include "common/tls.hpp"
 
 namespace gts::capi {
@@ -22,6 +23,26 @@ thread_local bool has_message = false;
 // message counts itself here before, in its own order, so it always sees a non-zero count. (A
 // thread that exits with a message set leaves the count raised: later calls take the look.)
 std::atomic<int64_t> threads_with_message{0};
+
+// The statuses gtstorage_status_name() knows.
+constexpr named_value status_names[] = {GTS_NAMED_VALUE(GTSTORAGE_OK),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_INVALID_ARGUMENT),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_INVALID_HANDLE),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_OUT_OF_MEMORY),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_OVERFLOW),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_NO_SUCH_BUFFER),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_NO_DEVICE),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_DEVICE),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_UNKNOWN_PRESET),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_SHAPE_MISMATCH),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_SYNC_CONFLICT),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_READONLY),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_UNSUPPORTED),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_BUFFER_TOO_SMALL),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_DRIVER_TOO_OLD),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_COMMUNICATION),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_PYTHON),
+                                        GTS_NAMED_VALUE(GTSTORAGE_ERROR_INTERNAL)};
 }  // namespace
 
 int set_error(int status, const char* message) noexcept {
@@ -62,46 +83,7 @@ int gtstorage_set_error(int status, const char* message) {
 }
 
 const char* gtstorage_status_name(int status) {
-  switch (status) {
-    case GTSTORAGE_OK:
-      return "GTSTORAGE_OK";
-    case GTSTORAGE_ERROR_INVALID_ARGUMENT:
-      return "GTSTORAGE_ERROR_INVALID_ARGUMENT";
-    case GTSTORAGE_ERROR_INVALID_HANDLE:
-      return "GTSTORAGE_ERROR_INVALID_HANDLE";
-    case GTSTORAGE_ERROR_OUT_OF_MEMORY:
-      return "GTSTORAGE_ERROR_OUT_OF_MEMORY";
-    case GTSTORAGE_ERROR_OVERFLOW:
-      return "GTSTORAGE_ERROR_OVERFLOW";
-    case GTSTORAGE_ERROR_NO_SUCH_BUFFER:
-      return "GTSTORAGE_ERROR_NO_SUCH_BUFFER";
-    case GTSTORAGE_ERROR_NO_DEVICE:
-      return "GTSTORAGE_ERROR_NO_DEVICE";
-    case GTSTORAGE_ERROR_DEVICE:
-      return "GTSTORAGE_ERROR_DEVICE";
-    case GTSTORAGE_ERROR_UNKNOWN_PRESET:
-      return "GTSTORAGE_ERROR_UNKNOWN_PRESET";
-    case GTSTORAGE_ERROR_SHAPE_MISMATCH:
-      return "GTSTORAGE_ERROR_SHAPE_MISMATCH";
-    case GTSTORAGE_ERROR_SYNC_CONFLICT:
-      return "GTSTORAGE_ERROR_SYNC_CONFLICT";
-    case GTSTORAGE_ERROR_READONLY:
-      return "GTSTORAGE_ERROR_READONLY";
-    case GTSTORAGE_ERROR_UNSUPPORTED:
-      return "GTSTORAGE_ERROR_UNSUPPORTED";
-    case GTSTORAGE_ERROR_BUFFER_TOO_SMALL:
-      return "GTSTORAGE_ERROR_BUFFER_TOO_SMALL";
-    case GTSTORAGE_ERROR_DRIVER_TOO_OLD:
-      return "GTSTORAGE_ERROR_DRIVER_TOO_OLD";
-    case GTSTORAGE_ERROR_COMMUNICATION:
-      return "GTSTORAGE_ERROR_COMMUNICATION";
-    case GTSTORAGE_ERROR_PYTHON:
-      return "GTSTORAGE_ERROR_PYTHON";
-    case GTSTORAGE_ERROR_INTERNAL:
-      return "GTSTORAGE_ERROR_INTERNAL";
-    default:
-      return "GTSTORAGE_UNKNOWN_STATUS";
-  }
+  return gts::name_in(gts::capi::status_names, status, "GTSTORAGE_UNKNOWN_STATUS");
 }
 
 }  // extern "C"

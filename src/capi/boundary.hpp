@@ -62,21 +62,32 @@ inline int status_of(error_kind kind) noexcept {
   return GTSTORAGE_ERROR_INTERNAL;
 }
 
+/// The status of the exception being handled, its message recorded by @p record(status,
+/// message) (set_error here, gtstorage_set_error in the libraries built on the C ABI). Called
+/// from a catch block only: it rethrows that exception to tell its kind.
+template <class Record>
+int record_current_exception(Record&& record) noexcept {
+  try {
+    throw;
+  } catch (const gts::error& e) {
+    return record(status_of(e.kind()), e.what());
+  } catch (const std::bad_alloc&) {
+    return record(GTSTORAGE_ERROR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return record(GTSTORAGE_ERROR_INTERNAL, (std::string("internal error: ") + e.what()).c_str());
+  } catch (...) {
+    return record(GTSTORAGE_ERROR_INTERNAL, "internal error: unknown exception");
+  }
+}
+
 template <class F>
 int guarded(F&& body) noexcept {
   try {
     body();
     clear_error();
     return GTSTORAGE_OK;
-  } catch (const gts::error& e) {
-    return set_error(status_of(e.kind()), e.what());
-  } catch (const std::bad_alloc&) {
-    return set_error(GTSTORAGE_ERROR_OUT_OF_MEMORY, "out of memory");
-  } catch (const std::exception& e) {
-    return set_error(GTSTORAGE_ERROR_INTERNAL,
-                     (std::string("internal error: ") + e.what()).c_str());
   } catch (...) {
-    return set_error(GTSTORAGE_ERROR_INTERNAL, "internal error: unknown exception");
+    return record_current_exception(set_error);
   }
 }
 

@@ -21,7 +21,10 @@
 #include "storage/pools.hpp"
 #include "storage/storage.hpp"
 
-using gts::capi::guarded;
+// The boundary (guarded, the struct-size contract of boundary.hpp: every size a struct had in a
+// released version is accepted, inputs are read and outputs written only up to the caller's
+// struct_size), its argument checks and the handle table.
+using namespace gts::capi;
 
 namespace gts::capi {
 
@@ -36,17 +39,6 @@ void fail_side(int32_t side) {
 }  // namespace gts::capi
 
 namespace {
-
-using gts::capi::check_out;
-using gts::capi::check_side;
-using gts::capi::check_stream;
-using gts::capi::table;
-
-// The struct-size contract (boundary.hpp): every size a struct had in a released version is
-// accepted; inputs are read and outputs written only up to the caller's struct_size.
-using gts::capi::check_struct;
-using gts::capi::read_in;
-using gts::capi::write_out;
 
 // Copies @p full into @p out up to the caller's struct_size (checked by check_struct).
 template <class T>
@@ -114,14 +106,33 @@ void check_bytes(int64_t value, const char* name) {
   if (value < 0) gts::fail_arg(name, std::to_string(value) + " is negative");
 }
 
-void fill_plan_request(const gtstorage_create_options* o, gts::plan_request& r) {
+// Applies @p apply(pool, bytes) to every pool @p memory names (ALL: each), @p bytes checked
+// first (named @p name in the message).
+int for_each_pool(int32_t memory, int64_t bytes, const char* name,
+                  void (*apply)(gts::pool_memory, int64_t)) {
+  return guarded([&] {
+    gts::pool_memory m[3];
+    const int n = pools_of(memory, true, m);
+    check_bytes(bytes, name);
+    for (int i = 0; i < n; ++i) apply(m[i], bytes);
+  });
+}
+
+// The fields that a create and a wrap request both take from their options: the array's
+// extents, element type, dims labels and halo (ndim checked by count_arg).
+template <class Request, class Options>
+void copy_geometry(const Options* o, Request& r) {
   r.ndim = count_arg(o->ndim, "ndim");
   r.shape = o->shape;
   r.dtype = o->dtype;
   r.dims = o->dims;
+  r.halo = o->halo;
+}
+
+void fill_plan_request(const gtstorage_create_options* o, gts::plan_request& r) {
+  copy_geometry(o, r);
   r.preset = o->preset;
   r.layout = o->layout;
-  r.halo = o->halo;
   r.aligned_index = o->aligned_index;
   r.alignment_bytes = o->alignment_bytes;
   r.padding = gts::capi::pitch_padding_of(o->pitch_padding);
@@ -244,13 +255,9 @@ int gtstorage_wrap(const gtstorage_wrap_options* options, gtstorage_handle* out)
     check_out(out, "out");
     if (opts->reserved != 0) gts::fail_arg("options.reserved", "must be 0");
     gts::wrap_request req;
-    req.ndim = count_arg(opts->ndim, "ndim");
+    copy_geometry(opts, req);
     req.data = opts->data;
-    req.shape = opts->shape;
     req.strides = opts->strides;
-    req.dtype = opts->dtype;
-    req.dims = opts->dims;
-    req.halo = opts->halo;
     req.readonly = opts->readonly != 0;
     req.device_id = opts->device_id;
     req.release = opts->release;
@@ -626,21 +633,11 @@ int gtstorage_pool_get_stats(int32_t memory, gtstorage_pool_stats* out) {
 }
 
 int gtstorage_pool_set_limit(int32_t memory, int64_t limit_bytes) {
-  return guarded([&] {
-    gts::pool_memory m[3];
-    const int n = pools_of(memory, true, m);
-    check_bytes(limit_bytes, "limit_bytes");
-    for (int i = 0; i < n; ++i) gts::pool_set_limit(m[i], limit_bytes);
-  });
+  return for_each_pool(memory, limit_bytes, "limit_bytes", &gts::pool_set_limit);
 }
 
 int gtstorage_pool_trim(int32_t memory, int64_t keep_bytes) {
-  return guarded([&] {
-    gts::pool_memory m[3];
-    const int n = pools_of(memory, true, m);
-    check_bytes(keep_bytes, "keep_bytes");
-    for (int i = 0; i < n; ++i) gts::pool_trim(m[i], keep_bytes);
-  });
+  return for_each_pool(memory, keep_bytes, "keep_bytes", &gts::pool_trim);
 }
 
 int gtstorage_get_transfer_stats(gtstorage_handle handle, gtstorage_transfer_stats* out) {

@@ -34,15 +34,8 @@ int guarded(F&& body) noexcept {
     return gtstorage_set_error(GTSTORAGE_OK, nullptr);
   } catch (const status_error& e) {
     return gtstorage_set_error(e.status(), e.what());
-  } catch (const gts::error& e) {
-    return gtstorage_set_error(gts::capi::status_of(e.kind()), e.what());
-  } catch (const std::bad_alloc&) {
-    return gtstorage_set_error(GTSTORAGE_ERROR_OUT_OF_MEMORY, "out of memory");
-  } catch (const std::exception& e) {
-    return gtstorage_set_error(GTSTORAGE_ERROR_INTERNAL,
-                               (std::string("internal error: ") + e.what()).c_str());
   } catch (...) {
-    return gtstorage_set_error(GTSTORAGE_ERROR_INTERNAL, "internal error: unknown exception");
+    return gts::capi::record_current_exception(gtstorage_set_error);
   }
 }
 

@@ -10,9 +10,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
-#include "common/errors.hpp"
+#include "capi/enum_translation.hpp"
 #include "common/limits.hpp"
 #include "gtstorage/gtstorage.h"
 #include "layout/allocation_plan.hpp"
@@ -24,185 +23,25 @@ namespace gts::capi {
 
 static_assert(max_ndim == GTSTORAGE_MAX_NDIM, "the layers' max_ndim is the header's");
 
-/// Out of line: formatting a message is the rare path of every translation.
-[[noreturn]] __attribute__((cold, noinline)) inline void fail_enum(const char* param,
-                                                                   int32_t value,
-                                                                   const char* what) {
-  fail_arg(param, std::to_string(value) + " is not " + what);
-}
+// The translations (capi/enum_translation.hpp), one a line: {the parameter a refused value is
+// reported as, the accepted values as the refusal lists them, {{header value, internal
+// enumerator}, ...} in header order}.
+inline constexpr enum_translation<init_kind, 5> init_of{"init", "a gtstorage_init (0 uninitialized, 1 zeros, 2 ones, 3 value, 4 copy)", {{{GTSTORAGE_INIT_UNINITIALIZED, init_kind::uninitialized}, {GTSTORAGE_INIT_ZEROS, init_kind::zeros}, {GTSTORAGE_INIT_ONES, init_kind::ones}, {GTSTORAGE_INIT_VALUE, init_kind::value}, {GTSTORAGE_INIT_COPY, init_kind::copy}}}};
+inline constexpr enum_translation<device_choice, 3> device_choice_of{"device", "a gtstorage_device (0 default, 1 cpu, 2 gpu)", {{{GTSTORAGE_DEVICE_DEFAULT, device_choice::preset}, {GTSTORAGE_DEVICE_CPU, device_choice::cpu}, {GTSTORAGE_DEVICE_GPU, device_choice::gpu}}}};
+inline constexpr enum_translation<managed_kind, 4> managed_of{"managed", "a gtstorage_managed (0 default, 1 none, 2 mirror, 3 unified)", {{{GTSTORAGE_MANAGED_DEFAULT, managed_kind::none}, {GTSTORAGE_MANAGED_NONE, managed_kind::none}, {GTSTORAGE_MANAGED_MIRROR, managed_kind::mirror}, {GTSTORAGE_MANAGED_UNIFIED, managed_kind::unified}}}};
+inline constexpr enum_translation<pitch_padding, 2> pitch_padding_of{"pitch_padding", "a gtstorage_pitch_padding (0 none, 1 avoid_aliasing)", {{{GTSTORAGE_PITCH_PADDING_NONE, pitch_padding::none}, {GTSTORAGE_PITCH_PADDING_AVOID_ALIASING, pitch_padding::avoid_aliasing}}}};
+inline constexpr enum_translation<host_memory_kind, 2> host_memory_of{"host_memory", "a gtstorage_host_memory (0 pageable, 1 pinned)", {{{GTSTORAGE_HOST_PAGEABLE, host_memory_kind::pageable}, {GTSTORAGE_HOST_PINNED, host_memory_kind::pinned}}}};
+inline constexpr enum_translation<side, 2> side_of{"side", "a gtstorage_side (0 host, 1 device)", {{{GTSTORAGE_SIDE_HOST, side::host}, {GTSTORAGE_SIDE_DEVICE, side::device}}}};
+inline constexpr enum_translation<sync_state, 3> sync_state_of{"sync_state", "a gtstorage_sync_state (0 clean, 1 host_dirty, 2 device_dirty)", {{{GTSTORAGE_SYNC_CLEAN, sync_state::clean}, {GTSTORAGE_SYNC_HOST_DIRTY, sync_state::host_dirty}, {GTSTORAGE_SYNC_DEVICE_DIRTY, sync_state::device_dirty}}}};
+inline constexpr enum_translation<alignment_unit, 2> alignment_unit_of{"alignment_unit", "a gtstorage_alignment_unit (0 elements, 1 bytes)", {{{GTSTORAGE_ALIGN_ELEMENTS, alignment_unit::elements}, {GTSTORAGE_ALIGN_BYTES, alignment_unit::bytes}}}};
+inline constexpr enum_translation<device_kind, 2> device_kind_of{"device", "a gtstorage_device (1 cpu, 2 gpu)", {{{GTSTORAGE_DEVICE_CPU, device_kind::cpu}, {GTSTORAGE_DEVICE_GPU, device_kind::gpu}}}};
+inline constexpr enum_translation<layout_rule, 3> layout_rule_of{"rule", "a gtstorage_layout_rule (0 by_dims, 1 c_order, 2 fortran_order)", {{{GTSTORAGE_RULE_BY_DIMS, layout_rule::by_dims}, {GTSTORAGE_RULE_C_ORDER, layout_rule::c_order}, {GTSTORAGE_RULE_FORTRAN_ORDER, layout_rule::fortran_order}}}};
 
-inline init_kind init_of(int32_t v) {
-  switch (v) {
-    case GTSTORAGE_INIT_UNINITIALIZED:
-      return init_kind::uninitialized;
-    case GTSTORAGE_INIT_ZEROS:
-      return init_kind::zeros;
-    case GTSTORAGE_INIT_ONES:
-      return init_kind::ones;
-    case GTSTORAGE_INIT_VALUE:
-      return init_kind::value;
-    case GTSTORAGE_INIT_COPY:
-      return init_kind::copy;
-    default:
-      fail_enum("init", v, "a gtstorage_init (0 uninitialized, 1 zeros, 2 ones, 3 value, 4 copy)");
-  }
-}
-
-inline device_choice device_choice_of(int32_t v) {
-  switch (v) {
-    case GTSTORAGE_DEVICE_DEFAULT:
-      return device_choice::preset;
-    case GTSTORAGE_DEVICE_CPU:
-      return device_choice::cpu;
-    case GTSTORAGE_DEVICE_GPU:
-      return device_choice::gpu;
-    default:
-      fail_enum("device", v, "a gtstorage_device (0 default, 1 cpu, 2 gpu)");
-  }
-}
-
-inline managed_kind managed_of(int32_t v) {
-  switch (v) {
-    case GTSTORAGE_MANAGED_DEFAULT:
-    case GTSTORAGE_MANAGED_NONE:
-      return managed_kind::none;
-    case GTSTORAGE_MANAGED_MIRROR:
-      return managed_kind::mirror;
-    case GTSTORAGE_MANAGED_UNIFIED:
-      return managed_kind::unified;
-    default:
-      fail_enum("managed", v, "a gtstorage_managed (0 default, 1 none, 2 mirror, 3 unified)");
-  }
-}
-
-inline pitch_padding pitch_padding_of(int32_t v) {
-  switch (v) {
-    case GTSTORAGE_PITCH_PADDING_NONE:
-      return pitch_padding::none;
-    case GTSTORAGE_PITCH_PADDING_AVOID_ALIASING:
-      return pitch_padding::avoid_aliasing;
-    default:
-      fail_enum("pitch_padding", v, "a gtstorage_pitch_padding (0 none, 1 avoid_aliasing)");
-  }
-}
-
-inline host_memory_kind host_memory_of(int32_t v) {
-  switch (v) {
-    case GTSTORAGE_HOST_PAGEABLE:
-      return host_memory_kind::pageable;
-    case GTSTORAGE_HOST_PINNED:
-      return host_memory_kind::pinned;
-    default:
-      fail_enum("host_memory", v, "a gtstorage_host_memory (0 pageable, 1 pinned)");
-  }
-}
-
-inline side side_of(int32_t v) {
-  switch (v) {
-    case GTSTORAGE_SIDE_HOST:
-      return side::host;
-    case GTSTORAGE_SIDE_DEVICE:
-      return side::device;
-    default:
-      fail_enum("side", v, "a gtstorage_side (0 host, 1 device)");
-  }
-}
-inline int32_t to_c(side x) {
-  switch (x) {
-    case side::host:
-      return GTSTORAGE_SIDE_HOST;
-    case side::device:
-      return GTSTORAGE_SIDE_DEVICE;
-  }
-  return -1;  // not reached: every enumerator has a case
-}
-
-inline sync_state sync_state_of(int32_t v) {
-  switch (v) {
-    case GTSTORAGE_SYNC_CLEAN:
-      return sync_state::clean;
-    case GTSTORAGE_SYNC_HOST_DIRTY:
-      return sync_state::host_dirty;
-    case GTSTORAGE_SYNC_DEVICE_DIRTY:
-      return sync_state::device_dirty;
-    default:
-      fail_enum("sync_state", v, "a gtstorage_sync_state (0 clean, 1 host_dirty, 2 device_dirty)");
-  }
-}
-inline int32_t to_c(sync_state x) {
-  switch (x) {
-    case sync_state::clean:
-      return GTSTORAGE_SYNC_CLEAN;
-    case sync_state::host_dirty:
-      return GTSTORAGE_SYNC_HOST_DIRTY;
-    case sync_state::device_dirty:
-      return GTSTORAGE_SYNC_DEVICE_DIRTY;
-  }
-  return -1;  // not reached: every enumerator has a case
-}
-
-inline alignment_unit alignment_unit_of(int32_t v) {
-  switch (v) {
-    case GTSTORAGE_ALIGN_ELEMENTS:
-      return alignment_unit::elements;
-    case GTSTORAGE_ALIGN_BYTES:
-      return alignment_unit::bytes;
-    default:
-      fail_enum("alignment_unit", v, "a gtstorage_alignment_unit (0 elements, 1 bytes)");
-  }
-}
-inline int32_t to_c(alignment_unit x) {
-  switch (x) {
-    case alignment_unit::elements:
-      return GTSTORAGE_ALIGN_ELEMENTS;
-    case alignment_unit::bytes:
-      return GTSTORAGE_ALIGN_BYTES;
-  }
-  return -1;  // not reached: every enumerator has a case
-}
-
-inline device_kind device_kind_of(int32_t v) {
-  switch (v) {
-    case GTSTORAGE_DEVICE_CPU:
-      return device_kind::cpu;
-    case GTSTORAGE_DEVICE_GPU:
-      return device_kind::gpu;
-    default:
-      fail_enum("device", v, "a gtstorage_device (1 cpu, 2 gpu)");
-  }
-}
-inline int32_t to_c(device_kind x) {
-  switch (x) {
-    case device_kind::cpu:
-      return GTSTORAGE_DEVICE_CPU;
-    case device_kind::gpu:
-      return GTSTORAGE_DEVICE_GPU;
-  }
-  return -1;  // not reached: every enumerator has a case
-}
-
-inline layout_rule layout_rule_of(int32_t v) {
-  switch (v) {
-    case GTSTORAGE_RULE_BY_DIMS:
-      return layout_rule::by_dims;
-    case GTSTORAGE_RULE_C_ORDER:
-      return layout_rule::c_order;
-    case GTSTORAGE_RULE_FORTRAN_ORDER:
-      return layout_rule::fortran_order;
-    default:
-      fail_enum("rule", v, "a gtstorage_layout_rule (0 by_dims, 1 c_order, 2 fortran_order)");
-  }
-}
-inline int32_t to_c(layout_rule x) {
-  switch (x) {
-    case layout_rule::by_dims:
-      return GTSTORAGE_RULE_BY_DIMS;
-    case layout_rule::c_order:
-      return GTSTORAGE_RULE_C_ORDER;
-    case layout_rule::fortran_order:
-      return GTSTORAGE_RULE_FORTRAN_ORDER;
-  }
-  return -1;  // not reached: every enumerator has a case
-}
+// The internal enums translated back: to_c() gives an enumerator's header value.
+inline int32_t to_c(side x) { return side_of.to_c(x); }
+inline int32_t to_c(sync_state x) { return sync_state_of.to_c(x); }
+inline int32_t to_c(alignment_unit x) { return alignment_unit_of.to_c(x); }
+inline int32_t to_c(device_kind x) { return device_kind_of.to_c(x); }
+inline int32_t to_c(layout_rule x) { return layout_rule_of.to_c(x); }
 
 }  // namespace gts::capi

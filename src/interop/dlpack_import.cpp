@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "common/named_values.hpp"
 #include "device/device_backend.hpp"
 #include "interop/dlpack.hpp"
 
@@ -26,58 +27,36 @@ void release_legacy(void* p) {
   if (t->deleter != nullptr) t->deleter(t);
 }
 
+// The DLPack dtype codes messages name.
+constexpr named_value dl_codes[] = {GTS_NAMED_VALUE(kDLInt),    GTS_NAMED_VALUE(kDLUInt),
+                                    GTS_NAMED_VALUE(kDLFloat),  GTS_NAMED_VALUE(kDLOpaqueHandle),
+                                    GTS_NAMED_VALUE(kDLBfloat), GTS_NAMED_VALUE(kDLComplex),
+                                    GTS_NAMED_VALUE(kDLBool)};
+
 const char* dl_code_name(unsigned code) {
-  switch (code) {
-    case kDLInt:
-      return "kDLInt";
-    case kDLUInt:
-      return "kDLUInt";
-    case kDLFloat:
-      return "kDLFloat";
-    case kDLOpaqueHandle:
-      return "kDLOpaqueHandle";
-    case kDLBfloat:
-      return "kDLBfloat";
-    case kDLComplex:
-      return "kDLComplex";
-    case kDLBool:
-      return "kDLBool";
-    default:
-      return "a code this library does not know";
-  }
+  return name_in(dl_codes, code, "a code this library does not know");
 }
+
+/// The DLPack dtypes of one lane that a storage can hold, as typestrs.
+struct dl_typestr {
+  unsigned code;
+  int bits;
+  const char* typestr;
+};
+constexpr dl_typestr dl_typestrs[] = {
+    {kDLInt, 8, "|i1"},        {kDLInt, 16, "<i2"},   {kDLInt, 32, "<i4"},
+    {kDLInt, 64, "<i8"},       {kDLUInt, 8, "|u1"},   {kDLUInt, 16, "<u2"},
+    {kDLUInt, 32, "<u4"},      {kDLUInt, 64, "<u8"},  {kDLFloat, 16, "<f2"},
+    {kDLFloat, 32, "<f4"},     {kDLFloat, 64, "<f8"}, {kDLComplex, 64, "<c8"},
+    {kDLComplex, 128, "<c16"}, {kDLBool, 8, "|b1"}};
 
 /// The typestr of a DLPack dtype, or a failure naming code, bits and lanes.
 const char* typestr_of(const DLDataType& t) {
   const int bits = t.bits;
   const char* s = nullptr;
   if (t.lanes == 1) {
-    switch (t.code) {
-      case kDLInt:
-        s = bits == 8    ? "|i1"
-            : bits == 16 ? "<i2"
-            : bits == 32 ? "<i4"
-            : bits == 64 ? "<i8"
-                         : nullptr;
-        break;
-      case kDLUInt:
-        s = bits == 8    ? "|u1"
-            : bits == 16 ? "<u2"
-            : bits == 32 ? "<u4"
-            : bits == 64 ? "<u8"
-                         : nullptr;
-        break;
-      case kDLFloat:
-        s = bits == 16 ? "<f2" : bits == 32 ? "<f4" : bits == 64 ? "<f8" : nullptr;
-        break;
-      case kDLComplex:
-        s = bits == 64 ? "<c8" : bits == 128 ? "<c16" : nullptr;
-        break;
-      case kDLBool:
-        s = bits == 8 ? "|b1" : nullptr;
-        break;
-      default:
-        break;
+    for (const dl_typestr& e : dl_typestrs) {
+      if (e.code == t.code && e.bits == bits) s = e.typestr;
     }
   }
   if (s == nullptr) {
@@ -91,41 +70,16 @@ const char* typestr_of(const DLDataType& t) {
   return s;
 }
 
+// The DLPack device types messages name.
+constexpr named_value dl_devices[] = {
+    GTS_NAMED_VALUE(kDLCPU),    GTS_NAMED_VALUE(kDLCUDA),        GTS_NAMED_VALUE(kDLCUDAHost),
+    GTS_NAMED_VALUE(kDLOpenCL), GTS_NAMED_VALUE(kDLVulkan),      GTS_NAMED_VALUE(kDLMetal),
+    GTS_NAMED_VALUE(kDLVPI),    GTS_NAMED_VALUE(kDLROCM),        GTS_NAMED_VALUE(kDLROCMHost),
+    GTS_NAMED_VALUE(kDLExtDev), GTS_NAMED_VALUE(kDLCUDAManaged), GTS_NAMED_VALUE(kDLOneAPI),
+    GTS_NAMED_VALUE(kDLWebGPU), GTS_NAMED_VALUE(kDLHexagon),     GTS_NAMED_VALUE(kDLMAIA)};
+
 const char* dl_device_name(int type) {
-  switch (type) {
-    case kDLCPU:
-      return "kDLCPU";
-    case kDLCUDA:
-      return "kDLCUDA";
-    case kDLCUDAHost:
-      return "kDLCUDAHost";
-    case kDLOpenCL:
-      return "kDLOpenCL";
-    case kDLVulkan:
-      return "kDLVulkan";
-    case kDLMetal:
-      return "kDLMetal";
-    case kDLVPI:
-      return "kDLVPI";
-    case kDLROCM:
-      return "kDLROCM";
-    case kDLROCMHost:
-      return "kDLROCMHost";
-    case kDLExtDev:
-      return "kDLExtDev";
-    case kDLCUDAManaged:
-      return "kDLCUDAManaged";
-    case kDLOneAPI:
-      return "kDLOneAPI";
-    case kDLWebGPU:
-      return "kDLWebGPU";
-    case kDLHexagon:
-      return "kDLHexagon";
-    case kDLMAIA:
-      return "kDLMAIA";
-    default:
-      return "unknown";
-  }
+  return name_in(dl_devices, type, "unknown");
 }
 
 /// Device memory types the active backend addresses: what it reports for its own device,

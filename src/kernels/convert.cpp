@@ -306,20 +306,8 @@ run_fn convert_run(dtype to, dtype from) {
 }
 
 run_fn copy_run(int itemsize) {
-  switch (itemsize) {
-    case 1:
-      return &copy_run_impl<1>;
-    case 2:
-      return &copy_run_impl<2>;
-    case 4:
-      return &copy_run_impl<4>;
-    case 8:
-      return &copy_run_impl<8>;
-    case 16:
-      return &copy_run_impl<16>;
-    default:
-      return nullptr;
-  }
+  return by_itemsize(
+      itemsize, [](auto size) { return &copy_run_impl<decltype(size)::value>; }, nullptr);
 }
 
 }  // namespace detail

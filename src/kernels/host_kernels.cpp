@@ -275,24 +275,8 @@ void fill_serial(const problem& p, int itemsize, const void* value, bool nt) {
     if (nt && !use_stosq) ops.fence();
     return;
   }
-  void (*strided)(std::byte*, int64_t, int64_t, const void*) = nullptr;
-  switch (itemsize) {
-    case 1:
-      strided = &fill_strided<1>;
-      break;
-    case 2:
-      strided = &fill_strided<2>;
-      break;
-    case 4:
-      strided = &fill_strided<4>;
-      break;
-    case 8:
-      strided = &fill_strided<8>;
-      break;
-    default:
-      strided = &fill_strided<16>;
-      break;
-  }
+  void (*const strided)(std::byte*, int64_t, int64_t, const void*) = detail::by_itemsize(
+      itemsize, [](auto size) { return &fill_strided<decltype(size)::value>; }, &fill_strided<16>);
   for_each_index(p.dims, p.nd - 1, p.dst, nullptr,
                  [&](std::byte* d, const std::byte*) { strided(d, in.ds, in.n, value); });
 }
@@ -390,18 +374,8 @@ void gather_tile(std::byte* buf, int64_t ld, const std::byte* s, int64_t sx, int
 }
 
 gather_fn gather_for(int size) {
-  switch (size) {
-    case 1:
-      return &gather_tile<1>;
-    case 2:
-      return &gather_tile<2>;
-    case 4:
-      return &gather_tile<4>;
-    case 8:
-      return &gather_tile<8>;
-    default:
-      return &gather_tile<16>;
-  }
+  return detail::by_itemsize(
+      size, [](auto item) { return &gather_tile<decltype(item)::value>; }, &gather_tile<16>);
 }
 
 using transpose_fn = void (*)(std::byte*, const std::byte*, const detail::transpose_geom&, bool);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/strided_array.hpp"
 
@@ -92,6 +93,28 @@ int64_t streaming_threshold();
 
 /// Overrides streaming_threshold() (tests; a negative value restores the default).
 void set_streaming_threshold(int64_t bytes);
+
+/// The instance for @p itemsize of a kernel templated on the element size (1, 2, 4, 8 or 16
+/// bytes: the sizes of the dtypes), as @p instance(std::integral_constant<int, Size>{}) makes
+/// it, or @p other for any other size.
+template <class Instance, class Other>
+auto by_itemsize(int64_t itemsize, Instance instance, Other other)
+    -> decltype(instance(std::integral_constant<int, 1>{})) {
+  switch (itemsize) {
+    case 1:
+      return instance(std::integral_constant<int, 1>{});
+    case 2:
+      return instance(std::integral_constant<int, 2>{});
+    case 4:
+      return instance(std::integral_constant<int, 4>{});
+    case 8:
+      return instance(std::integral_constant<int, 8>{});
+    case 16:
+      return instance(std::integral_constant<int, 16>{});
+    default:
+      return other;
+  }
+}
 
 /// Work size (bytes written) from which the kernels start an OpenMP team.
 inline constexpr int64_t parallel_threshold_bytes = int64_t(1) << 20;

@@ -9,21 +9,23 @@
 
 namespace gts {
 
+/// "<what>: size computation overflows 64 bits (a * b)"; out of line, the rare path.
+[[noreturn]] __attribute__((cold, noinline)) inline void fail_size_overflow(const char* what,
+                                                                            int64_t a, char op,
+                                                                            int64_t b) {
+  fail(error_kind::overflow, std::string(what) + ": size computation overflows 64 bits (" +
+                                 std::to_string(a) + " " + op + " " + std::to_string(b) + ")");
+}
+
 inline int64_t checked_mul(int64_t a, int64_t b, const char* what) {
   int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) {
-    fail(error_kind::overflow, std::string(what) + ": size computation overflows 64 bits (" +
-                                   std::to_string(a) + " * " + std::to_string(b) + ")");
-  }
+  if (__builtin_mul_overflow(a, b, &r)) fail_size_overflow(what, a, '*', b);
   return r;
 }
 
 inline int64_t checked_add(int64_t a, int64_t b, const char* what) {
   int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) {
-    fail(error_kind::overflow, std::string(what) + ": size computation overflows 64 bits (" +
-                                   std::to_string(a) + " + " + std::to_string(b) + ")");
-  }
+  if (__builtin_add_overflow(a, b, &r)) fail_size_overflow(what, a, '+', b);
   return r;
 }
 

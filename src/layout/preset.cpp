@@ -10,14 +10,8 @@ namespace {
 
 preset make(const char* name, int64_t alignment, alignment_unit unit, device_kind device,
             layout_rule rule, std::array<int32_t, 3> base) {
-  preset p;
+  preset p{{}, alignment, unit, device, rule, base, true};
   std::strncpy(p.name.data(), name, p.name.size() - 1);
-  p.alignment = alignment;
-  p.unit = unit;
-  p.device = device;
-  p.rule = rule;
-  p.base_layout = base;
-  p.builtin = true;
   return p;
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "capi/enum_translation.hpp"
 #include "capi/struct_history_mpi.hpp"  // the struct-size contract of this header
 #include "common/handle_table.hpp"
 #include "mpi/boundary.hpp"
@@ -57,50 +58,25 @@ void check_out(const T* p, const char* name) {
 const gtstorage_decomp_options decomp_defaults = GTSTORAGE_DECOMP_OPTIONS_INIT;
 const gtstorage_exchange_options exchange_defaults = GTSTORAGE_EXCHANGE_OPTIONS_INIT;
 
+// The public enums of gtstorage_exchange_options in the component's vocabulary.
+using gts::capi::enum_translation;
+using gts::mpi::method_kind;
+using gts::mpi::pattern_kind;
+using gts::mpi::side_choice;
+// One translation a line, as in capi/enums.hpp.
+// clang-format off
+constexpr enum_translation<pattern_kind, 2> pattern_of{"pattern", "a gtstorage_exchange_pattern (0 BOX, 1 STAR)", {{{GTSTORAGE_EXCHANGE_BOX, pattern_kind::box}, {GTSTORAGE_EXCHANGE_STAR, pattern_kind::star}}}};
+constexpr enum_translation<method_kind, 3> method_of{"method", "a gtstorage_exchange_method (0 AUTO, 1 DATATYPE, 2 PACK)", {{{GTSTORAGE_EXCHANGE_AUTO, method_kind::automatic}, {GTSTORAGE_EXCHANGE_DATATYPE, method_kind::datatype}, {GTSTORAGE_EXCHANGE_PACK, method_kind::pack}}}};
+constexpr enum_translation<side_choice, 3> exchange_side_of{"side", "a gtstorage_exchange_side (0 CURRENT, 1 HOST, 2 DEVICE)", {{{GTSTORAGE_EXCHANGE_SIDE_CURRENT, side_choice::current}, {GTSTORAGE_EXCHANGE_SIDE_HOST, side_choice::host}, {GTSTORAGE_EXCHANGE_SIDE_DEVICE, side_choice::device}}}};
+// clang-format on
+
 gts::mpi::exchange_request request_of(const gtstorage_exchange_options* o) {
   gts::mpi::exchange_request r;
   if (o->reserved != 0) gts::fail_arg("options.reserved", "must be 0");
   r.width = o->width;
-  switch (o->pattern) {
-    case GTSTORAGE_EXCHANGE_BOX:
-      r.pattern = gts::mpi::pattern_kind::box;
-      break;
-    case GTSTORAGE_EXCHANGE_STAR:
-      r.pattern = gts::mpi::pattern_kind::star;
-      break;
-    default:
-      gts::fail_arg("pattern", std::to_string(o->pattern) +
-                                   " is not a gtstorage_exchange_pattern (0 BOX, 1 STAR)");
-  }
-  switch (o->method) {
-    case GTSTORAGE_EXCHANGE_AUTO:
-      r.method = gts::mpi::method_kind::automatic;
-      break;
-    case GTSTORAGE_EXCHANGE_DATATYPE:
-      r.method = gts::mpi::method_kind::datatype;
-      break;
-    case GTSTORAGE_EXCHANGE_PACK:
-      r.method = gts::mpi::method_kind::pack;
-      break;
-    default:
-      gts::fail_arg("method",
-                    std::to_string(o->method) +
-                        " is not a gtstorage_exchange_method (0 AUTO, 1 DATATYPE, 2 PACK)");
-  }
-  switch (o->side) {
-    case GTSTORAGE_EXCHANGE_SIDE_CURRENT:
-      r.side = gts::mpi::side_choice::current;
-      break;
-    case GTSTORAGE_EXCHANGE_SIDE_HOST:
-      r.side = gts::mpi::side_choice::host;
-      break;
-    case GTSTORAGE_EXCHANGE_SIDE_DEVICE:
-      r.side = gts::mpi::side_choice::device;
-      break;
-    default:
-      gts::fail_arg("side", std::to_string(o->side) +
-                                " is not a gtstorage_exchange_side (0 CURRENT, 1 HOST, 2 DEVICE)");
-  }
+  r.pattern = pattern_of(o->pattern);
+  r.method = method_of(o->method);
+  r.side = exchange_side_of(o->side);
   if (o->gpu_aware < GTSTORAGE_GPU_AWARE_AUTO || o->gpu_aware > GTSTORAGE_GPU_AWARE_YES) {
     gts::fail_arg("gpu_aware", std::to_string(o->gpu_aware) +
                                    " is not a gtstorage_gpu_aware (-1 AUTO, 0 NO, 1 YES)");

@@ -54,46 +54,38 @@ region whole(const field_geometry& f) {
   return r;
 }
 
-}  // namespace
-
-region send_region(const field_geometry& f, const direction& d, int ndim) {
+// The block of direction @p d: along an axis where d does not move, the interior; towards the
+// upper neighbour (offset 1), @p send: the last interior layers, which fill its lower halo (as
+// wide as ours); else our upper halo, which it fills. Towards the lower neighbour, the mirror.
+region exchange_region(const field_geometry& f, const direction& d, int ndim, bool send) {
   region r = whole(f);
   for (int k = 0; k < ndim; ++k) {
     const int a = f.axis[k];
     const int64_t lo = f.halo[a][0], n = f.interior(k);
+    const int64_t below = f.width[k][0], above = f.width[k][1];
     switch (d.offset[k]) {
       case 0:
         r.start[a] = lo, r.extent[a] = n;
         break;
-      case 1:  // fills the upper neighbour's lower halo
-        r.start[a] = lo + n - f.width[k][0], r.extent[a] = f.width[k][0];
+      case 1:
+        r.start[a] = send ? lo + n - below : lo + n, r.extent[a] = send ? below : above;
         break;
-      default:  // fills the lower neighbour's upper halo
-        r.start[a] = lo, r.extent[a] = f.width[k][1];
+      default:
+        r.start[a] = send ? lo : lo - below, r.extent[a] = send ? above : below;
         break;
     }
   }
   return r;
 }
 
+}  // namespace
+
+region send_region(const field_geometry& f, const direction& d, int ndim) {
+  return exchange_region(f, d, ndim, true);
+}
+
 region recv_region(const field_geometry& f, const direction& d, int ndim) {
-  region r = whole(f);
-  for (int k = 0; k < ndim; ++k) {
-    const int a = f.axis[k];
-    const int64_t lo = f.halo[a][0], n = f.interior(k);
-    switch (d.offset[k]) {
-      case 0:
-        r.start[a] = lo, r.extent[a] = n;
-        break;
-      case 1:
-        r.start[a] = lo + n, r.extent[a] = f.width[k][1];
-        break;
-      default:
-        r.start[a] = lo - f.width[k][0], r.extent[a] = f.width[k][0];
-        break;
-    }
-  }
-  return r;
+  return exchange_region(f, d, ndim, false);
 }
 
 }  // namespace gts::mpi
