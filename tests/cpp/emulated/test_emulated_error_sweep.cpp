@@ -131,7 +131,7 @@ void settle() {
   sim::cudaSetDevice(0);
   (void)sim::cudaGetLastError();
   CHECK(gtstorage_pool_trim(GTSTORAGE_MEMORY_ALL, 0) == GTSTORAGE_OK);
-  CHECK(gtstorage_set_device_backend("emulated") == GTSTORAGE_OK);
+  CHECK(gtstorage_device_set_backend("emulated") == GTSTORAGE_OK);
 }
 
 // The workload. @p app_stream is a non-blocking stream of device 0 (the application's).
@@ -334,7 +334,7 @@ int main(int argc, char** argv) {
   ctl::set_machine(ctl::machine{});
   ctl::clear_failures();
   gts::device::set_emulated_device_count(2);
-  CHECK(gtstorage_set_device_backend("emulated") == GTSTORAGE_OK);
+  CHECK(gtstorage_device_set_backend("emulated") == GTSTORAGE_OK);
   sim::cudaSetDevice(0);
   sim::cudaStream_t app = nullptr;
   CHECK(sim::cudaStreamCreateWithFlags(&app, sim::cudaStreamNonBlocking) == sim::cudaSuccess);
