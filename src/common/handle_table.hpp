@@ -205,8 +205,8 @@ class basic_handle_table {
     return static_cast<uint32_t>(state & 0xffffffffu);
   }
 
-  // The query entry points spend most of their few nanoseconds here, so the lookup is inline
-  // and the failures (which format a message) are out of line.
+  // Every query entry point starts here, so the lookup is inline and the failures (which
+  // format a message) are out of line.
   slot* find(uint64_t h) const {
     const uint32_t index = static_cast<uint32_t>(h & 0xffffffffu);
     const uint32_t gen = static_cast<uint32_t>(h >> 32);

@@ -252,9 +252,9 @@ void fill_serial(const problem& p, int itemsize, const void* value, bool nt) {
     make_pattern(pattern, p.dst, value, itemsize);
     const auto& ops = detail::simd();
     const uintptr_t phase = reinterpret_cast<uintptr_t>(p.dst) % itemsize;
-    // Items of up to 8 bytes repeat every 8 bytes: long runs go to "rep stosq", which measured
-    // 2-4% faster than streaming vector stores and equal to or faster than a plain store loop
-    // on the EPYC VM, for 1 and 2 threads. (Zeros keep streaming stores: faster still there.)
+    // Items of up to 8 bytes repeat every 8 bytes: long runs go to "rep stosq", which beat
+    // streaming vector stores and a plain store loop; zeros keep streaming stores, faster still
+    // (figures: docs/copy-kernels.md, "Figures behind the kernels' choices").
     const bool use_stosq = have_rep_stosq && itemsize <= 8 && !uniform && run_bytes >= 512;
     for_each_index(p.dims, p.nd - 1, p.dst, nullptr, [&](std::byte* d, const std::byte*) {
       const unsigned char* pat = pattern;
@@ -291,10 +291,9 @@ void fill_serial(const problem& p, int itemsize, const void* value, bool nt) {
 // Prefetch: source rows far apart (a face of the I-first layout: one 24-byte row every 4144
 // bytes, each on its own page) defeat the hardware prefetchers, which stop at 4 KiB pages, and
 // the loads of a few dozen rows in flight do not cover the memory latency. A software prefetch
-// of the row 32 ahead took the pack of such a face from 0.55 to 0.45 ms (512x128 rows, two
-// faces, 2-core EPYC VM); a write prefetch of destination rows (the unpack) measured 10% slower,
-// so only the source side is prefetched. Prefetches never fault, so the last rows' prefetches
-// past the end are harmless.
+// of the row 32 ahead makes up for them; a write prefetch of destination rows (the unpack) was
+// slower, so only the source side is prefetched (figures: docs/copy-kernels.md). Prefetches
+// never fault, so the last rows' prefetches past the end are harmless.
 template <int Chunk, bool Prefetch>
 void copy_short_rows(std::byte* d, int64_t ds, const std::byte* s, int64_t ss, int64_t n,
                      int64_t bytes) {
@@ -468,8 +467,8 @@ void copy_serial(const problem& p, dtype dt, dtype st, bool nt) {
   // Generic: tiles of t x t elements go through a small buffer. Each source row segment is read
   // once, transposed into the buffer, and each destination row segment is written once from it,
   // so no cache line has to survive between steps; that matters because rows a power of two
-  // apart share a cache set and would evict each other (a direct strided loop measured 0.4 GB/s
-  // on the bench field for 1-byte items, from set conflicts alone).
+  // apart share a cache set and would evict each other (a direct strided loop of 1-byte items
+  // is an order of magnitude slower from set conflicts alone: docs/copy-kernels.md).
   const detail::run_fn run = same ? detail::copy_run(dsize) : detail::convert_run(dt, st);
   const gather_fn gather = gather_for(ssize);
   // Vector transposes gather a tile whose source rows are contiguous (into the buffer, so with

@@ -83,9 +83,8 @@ inline int64_t strip_group(const transpose_geom& g, int64_t size) {
 // advance in blocks of BY.
 // z is inside the strip so that the source rows are read as long streams: when a row continues
 // in memory with the next z (F order -> K fastest: I then J), the strip reads 16 (or 32) runs of
-// a whole I-J plane instead of runs of one I row. The hardware prefetchers follow 16 such streams:
-// software prefetches into L2 (or L1) ahead of them measured 4-8% slower for 8-byte items and
-// no faster for 4-byte ones.
+// a whole I-J plane instead of runs of one I row. The hardware prefetchers follow 16 such streams,
+// so the strips issue no software prefetches (they were slower: docs/copy-kernels.md).
 // NOLINTBEGIN(bugprone-macro-parentheses): BLOCK and STRIPS are template names (BLOCK<NT>).
 #define GTS_STRIPS(NAME, TARGET, BLOCK, SIZE, BX, BY)                                       \
   template <bool NT>                                                                        \

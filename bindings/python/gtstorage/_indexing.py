@@ -118,7 +118,7 @@ class Indexing(StorageCore):
 
         Element loops (``s[i, j] = v``) are the hot case: NumPy indexes, bounds-checks (the same
         IndexError text) and wraps negative indices exactly as the general path does, but
-        without a view handle per element (0.5 us instead of 18 to read). A storage with a
+        without a view handle per element (docs/python.md, "The Storage object"). A storage with a
         device side takes the general path, which copies the one element from the side that is
         current instead of syncing the buffer.
         """
